@@ -1,0 +1,70 @@
+# tutorial_add_chapter(): one call per chapter creates its program, its CTest
+# verification and its entries in the GPU check.
+#
+#   tutorial_add_chapter(<target>
+#     SOURCES        <files>...      # the chapter's .cu/.cpp files
+#     [LIBRARIES     <targets>...]   # e.g. CUDA::cublas
+#     [VERIFY_ARGS   <args>...]      # arguments for the verification test
+#     [SANITIZE_ARGS <args>...]      # arguments for compute-sanitizer runs (keep them small)
+#     [BENCHMARK_ARGS <args>...])    # arguments for the benchmark run; omit for no benchmark
+#
+# The verification test passes only if the program exits 0 and every
+# "Max error:" line reads exactly 0; exit code 77 (no GPU) makes it *skipped*.
+
+set(TUTORIAL_SCRIPTS_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+function(tutorial_add_chapter target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" ""
+                        "SOURCES;LIBRARIES;VERIFY_ARGS;SANITIZE_ARGS;BENCHMARK_ARGS")
+  if(NOT arg_SOURCES)
+    message(FATAL_ERROR "tutorial_add_chapter(${target}): SOURCES is required")
+  endif()
+  add_executable(${target} ${arg_SOURCES})
+  target_link_libraries(${target} PRIVATE tutorial::common ${arg_LIBRARIES})
+  set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
+
+  tutorial_add_verification(${target} NAME verify ARGS ${arg_VERIFY_ARGS})
+  tutorial_add_gpu_command(sanitize ${target} $<TARGET_FILE:${target}> ${arg_SANITIZE_ARGS})
+  if(DEFINED arg_BENCHMARK_ARGS OR "BENCHMARK_ARGS" IN_LIST arg_KEYWORDS_MISSING_VALUES)
+    tutorial_add_gpu_command(benchmark ${target} $<TARGET_FILE:${target}> ${arg_BENCHMARK_ARGS})
+  endif()
+endfunction()
+
+# tutorial_add_verification(<target> NAME <suffix> [ARGS <args>...])
+# Another verified run of a chapter program, e.g. at an odd size.
+function(tutorial_add_verification target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "NAME" "ARGS")
+  add_test(NAME ${target}.${arg_NAME}
+           COMMAND bash ${TUTORIAL_SCRIPTS_DIR}/verify_output.sh $<TARGET_FILE:${target}> ${arg_ARGS})
+  set_tests_properties(${target}.${arg_NAME} PROPERTIES SKIP_RETURN_CODE 77 LABELS "gpu;verify")
+endfunction()
+
+# tutorial_add_usage_test(<target> NAME <suffix> ARGS <args>... [EXIT_CODE <n>] OUTPUT <regex>)
+# A run that must be refused: exit code EXIT_CODE (default 2) and output matching OUTPUT.
+# Options are checked before the GPU is touched, so these run without a GPU.
+function(tutorial_add_usage_test target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "NAME;EXIT_CODE;OUTPUT" "ARGS")
+  if(NOT DEFINED arg_EXIT_CODE)
+    set(arg_EXIT_CODE 2)
+  endif()
+  add_test(NAME ${target}.${arg_NAME}
+           COMMAND bash ${TUTORIAL_SCRIPTS_DIR}/expect_exit.sh ${arg_EXIT_CODE} "${arg_OUTPUT}"
+                   $<TARGET_FILE:${target}> ${arg_ARGS})
+  set_tests_properties(${target}.${arg_NAME} PROPERTIES SKIP_RETURN_CODE 77 LABELS "cli")
+endfunction()
+
+# tutorial_add_gpu_command(<kind> <name> <command>...)
+# Registers a command for scripts/gpu-check.sh: kind "sanitize" runs it under each
+# compute-sanitizer tool, kind "benchmark" runs it and keeps its output in docs/results/.
+function(tutorial_add_gpu_command kind name)
+  list(JOIN ARGN " " command)
+  set_property(GLOBAL APPEND PROPERTY TUTORIAL_GPU_COMMANDS "${kind}\t${name}\t${command}")
+endfunction()
+
+# Writes <build>/gpu_commands.tsv (kind, name, command) for scripts/gpu-check.sh.
+# Called once, at the end of the top-level CMakeLists.txt.
+function(tutorial_write_gpu_commands)
+  get_property(lines GLOBAL PROPERTY TUTORIAL_GPU_COMMANDS)
+  list(JOIN lines "\n" content)
+  file(GENERATE OUTPUT ${PROJECT_BINARY_DIR}/gpu_commands.tsv CONTENT "${content}\n")
+endfunction()

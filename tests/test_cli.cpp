@@ -1,0 +1,91 @@
+#include <tutorial/cli.hpp>
+
+#include "catch.hpp"
+
+namespace {
+using Status = tutorial::ParseResult::Status;
+
+tutorial::Cli make_cli() {
+  tutorial::Cli cli("prog", "A test program.");
+  cli.add_int("n", "elements", 100, 1, 1 << 20);
+  cli.add_flag("trace", "collect a trace");
+  cli.add_string("mode", "what to run", "all", {"all", "fast"});
+  return cli;
+}
+
+tutorial::ParseResult parse(tutorial::Cli& cli, std::vector<const char*> args) {
+  args.insert(args.begin(), "prog");
+  return cli.parse(static_cast<int>(args.size()), args.data());
+}
+}  // namespace
+
+TEST_CASE("defaults hold when no option is given") {
+  auto cli = make_cli();
+  REQUIRE(parse(cli, {}).status == Status::kOk);
+  CHECK(cli.get_int("n") == 100);
+  CHECK_FALSE(cli.get_flag("trace"));
+  CHECK(cli.get_string("mode") == "all");
+}
+
+TEST_CASE("values are read in both spellings") {
+  auto cli = make_cli();
+  REQUIRE(parse(cli, {"--n", "4096", "--trace", "--mode=fast"}).status == Status::kOk);
+  CHECK(cli.get_int("n") == 4096);
+  CHECK(cli.get_flag("trace"));
+  CHECK(cli.get_string("mode") == "fast");
+
+  auto cli2 = make_cli();
+  REQUIRE(parse(cli2, {"--n=2^20"}).status == Status::kOk);
+  CHECK(cli2.get_int("n") == (1 << 20));
+}
+
+TEST_CASE("bad values are refused with a message that names the option") {
+  const std::vector<std::pair<std::vector<const char*>, std::string>> cases = {
+      {{"--n", "-5"}, "--n must be at least 1"},
+      {{"--n", "0"}, "--n must be at least 1"},
+      {{"--n", "abc"}, "is not a whole number"},
+      {{"--n", "12x"}, "is not a whole number"},
+      {{"--n", ""}, "is not a whole number"},
+      {{"--n", "3^4"}, "is not a whole number"},
+      {{"--n", "99999999999999999999999"}, "is not a whole number"},
+      {{"--n", "2^21"}, "--n must be at most"},
+      {{"--n"}, "--n needs a value"},
+      {{"--mode", "slow"}, "is not one of all, fast"},
+      {{"--trace=yes"}, "takes no value"},
+      {{"--bogus"}, "unknown option '--bogus'"},
+      {{"stray"}, "unexpected argument 'stray'"},
+  };
+  for (const auto& [args, expected] : cases) {
+    auto cli = make_cli();
+    const auto result = parse(cli, args);
+    INFO("expected: " << expected << ", got: " << result.message);
+    CHECK(result.status == Status::kError);
+    CHECK(result.message.find(expected) != std::string::npos);
+  }
+}
+
+TEST_CASE("--help is recognised and the help lists every option with its range") {
+  auto cli = make_cli();
+  CHECK(parse(cli, {"--n", "5", "--help"}).status == Status::kHelp);
+  const std::string help = cli.help();
+  CHECK(help.find("Usage: prog") != std::string::npos);
+  CHECK(help.find("--n <value>") != std::string::npos);
+  CHECK(help.find("1 to 1048576") != std::string::npos);
+  CHECK(help.find("--trace") != std::string::npos);
+  CHECK(help.find("one of all, fast") != std::string::npos);
+}
+
+TEST_CASE("parse_integer accepts decimal and powers of two only") {
+  long long v = 0;
+  CHECK(tutorial::parse_integer("0", v));
+  CHECK(v == 0);
+  CHECK(tutorial::parse_integer("2^31", v));
+  CHECK(v == (1LL << 31));
+  CHECK(tutorial::parse_integer("-7", v));
+  CHECK(v == -7);
+  CHECK_FALSE(tutorial::parse_integer("2^63", v));
+  CHECK_FALSE(tutorial::parse_integer("1e6", v));
+  CHECK_FALSE(tutorial::parse_integer("0x10", v));
+  CHECK_FALSE(tutorial::parse_integer("-", v));
+  CHECK_FALSE(tutorial::parse_integer(" 5", v));
+}
