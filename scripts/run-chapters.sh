@@ -22,6 +22,6 @@ for program in build/bin/[0-9][0-9]_*; do
   esac
 done
 
-printf '\n%d passed, %d failed, %d skipped (no usable GPU)\n' \
+printf '\n%d passed, %d failed, %d skipped\n' \
   "${#passed[@]}" "${#failed[@]}" "${#skipped[@]}"
 [ ${#failed[@]} -eq 0 ]
