@@ -1,0 +1,452 @@
+#!/usr/bin/env python3
+"""Turns the course's Markdown (written for a code-hosting site) into Doxygen pages.
+
+The chapter READMEs, the root README and the pages in docs/ are plain GitHub-style
+Markdown with relative links: that is how most readers see them. Doxygen needs a
+little more: a stable label per page, links as `@ref label`, diagrams as `\\dotfile`,
+and text in which `@`, `\\`, `%` and unknown `<tags>` are not taken for commands.
+This script runs at build time (so chapters that land after configuring are picked
+up), writes one page per source file into OUT/pages/, and writes OUT/pages.doxy,
+which the Doxyfile includes: the page order, the source folders, images and diagrams.
+
+    build_pages.py --repo <repository root> --out <folder in the build tree>
+"""
+import argparse
+import html
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+# The reading order: setup, the chapters, then the guides. Chapters come from the
+# top-level CMakeLists.txt (the course's own list) plus any NN_name/ folder present.
+PAGES_BEFORE_CHAPTERS = ["environment"]
+PAGES_AFTER_CHAPTERS = ["profiling", "errata", "where-next"]
+SOURCE_PATTERNS = ("*.cu", "*.cuh", "*.hpp", "*.h", "*.cpp")
+IMAGE_SUFFIXES = {".svg", ".png", ".jpg", ".jpeg", ".gif"}
+
+# HTML tags Doxygen 1.9.4 accepts in Markdown; any other <word> is escaped as text.
+HTML_TAGS = set(
+    "a b big blockquote br caption center cite code dd del details dfn div dl dt em hr i img "
+    "ins kbd li ol p pre s small span strike strong sub summary sup table tbody td tfoot th "
+    "thead tr tt u ul var h1 h2 h3 h4 h5 h6".split())
+# After a backslash, these stay escaped (Doxygen and Markdown agree on them);
+# any other escaped punctuation loses its backslash (Doxygen would read a command).
+KEPT_ESCAPES = set("\\@&$#<>%.\"|_*[]()`!+")
+PUNCTUATION = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+class Page:
+    """One Doxygen page: where its Markdown comes from and how it is named."""
+
+    def __init__(self, label, source, title):
+        self.label = label
+        self.source = source  # Path of the Markdown file, or None for a placeholder
+        self.title = title
+
+
+def first_heading(path):
+    """The text of the first level-1 heading of a Markdown file, or None."""
+    in_fence = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if re.match(r"\s*(```|~~~)", line):
+            in_fence = not in_fence
+        elif not in_fence and line.startswith("# "):
+            return plain_title(line[2:])
+    return None
+
+
+def plain_title(text):
+    """A heading's text without Markdown markup or a trailing {#label}."""
+    text = re.sub(r"\{#[\w-]+\}\s*$", "", text)
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    return text.replace("`", "").replace("*", "").strip()
+
+
+def chapter_folders(repo):
+    """NN_name folders, from the top-level CMakeLists.txt list and from the tree."""
+    names = set()
+    top = repo / "CMakeLists.txt"
+    if top.exists():
+        names.update(re.findall(r"\b(\d\d_[A-Za-z0-9_]+)\b", top.read_text(encoding="utf-8")))
+    names.update(p.name for p in repo.iterdir() if p.is_dir() and re.fullmatch(r"\d\d_\w+", p.name))
+    return sorted(names)
+
+
+def collect_pages(repo):
+    """Every page of the site, in reading order (the main page first)."""
+    docs = repo / "docs"
+    pages = [Page("index", docs / "index.md", first_heading(docs / "index.md"))]
+    sequence = []
+    for name in PAGES_BEFORE_CHAPTERS:
+        sequence.append(docs_page(docs, name))
+    for folder in chapter_folders(repo):
+        number, _, topic = folder.partition("_")
+        readme = repo / folder / "README.md"
+        label = "chapter" + number
+        if readme.exists():
+            title = first_heading(readme) or "Chapter %s: %s" % (number, topic.replace("_", " "))
+            sequence.append(Page(label, readme, title))
+        else:
+            sequence.append(Page(label, None, "Chapter %s: %s (not written yet)"
+                                 % (number, topic.replace("_", " "))))
+    for name in PAGES_AFTER_CHAPTERS:
+        sequence.append(docs_page(docs, name))
+    sequence = [p for p in sequence if p is not None]
+    extras = [docs_page(docs, p.stem) for p in sorted(docs.glob("*.md"))
+              if p.stem not in PAGES_BEFORE_CHAPTERS + PAGES_AFTER_CHAPTERS + ["index"]]
+    results = Page("gpu_results", None, "Latest GPU results")
+    readme = repo / "README.md"
+    tail = [results] + ([Page("repository_readme", readme, "The repository README")]
+                        if readme.exists() else [])
+    return pages, sequence, [p for p in extras if p] + tail
+
+
+def docs_page(docs, name):
+    path = docs / (name + ".md")
+    if not path.exists():
+        return None
+    return Page(name.replace("-", "_"), path, first_heading(path) or name)
+
+
+class Converter:
+    """Rewrites one Markdown file for Doxygen: links, images, escapes."""
+
+    def __init__(self, repo, out, link_map, source_files):
+        self.repo = repo
+        self.out = out
+        self.link_map = link_map  # repo-relative path of a .md file -> page label
+        self.source_files = source_files  # repo-relative paths Doxygen documents
+        self.images = {}  # repo-relative path -> name in OUT/images or OUT/dot
+
+    # --- links and images -------------------------------------------------
+    def resolve(self, base, target):
+        """A repo-relative path for a relative link target, or None if outside the repo."""
+        path = os.path.normpath(os.path.join(base, target))
+        if path.startswith(".."):
+            return None
+        return "" if path == "." else path
+
+    def link(self, base, text, target):
+        """Markdown for a link [text](target) as Doxygen should see it."""
+        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("@ref"):
+            return "[%s](%s)" % (text, target)  # external, or already a Doxygen reference
+        if target.startswith("#"):
+            return text  # an in-page anchor in GitHub's naming: Doxygen's ids differ
+        path = self.resolve(base, target.split("#")[0])
+        if path is not None:
+            for candidate in (path, os.path.join(path, "README.md")):
+                candidate = os.path.normpath(candidate)
+                if candidate in self.link_map:
+                    return "[%s](@ref %s)" % (text, self.link_map[candidate])
+                if candidate in self.source_files:
+                    return "[%s](@ref %s)" % (text, candidate)
+            if path == "docs/results" or path.startswith("docs/results/"):
+                return "[%s](@ref gpu_results)" % text
+        # A file Doxygen does not publish (a script, a CMakeLists.txt): name it.
+        shown = path if path is not None else target
+        if shown and shown not in text:
+            return "%s (`%s`)" % (text, shown)
+        return text
+
+    def image(self, base, alt, target):
+        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target):
+            return "![%s](%s)" % (alt, target)
+        path = self.resolve(base, target)
+        if path is None or not (self.repo / path).is_file():
+            print("build_pages.py: image %s not found (from %s)" % (target, base), file=sys.stderr)
+            return alt
+        src = self.repo / path
+        flat = path.replace("/", "_")
+        dot = src.with_suffix(".dot")
+        if dot.is_file():  # render from the Graphviz source, as the docs build's own diagram
+            name = flat[: -len(src.suffix)] + ".dot"
+            shutil.copyfile(dot, self.out / "dot" / name)
+            caption = alt.replace('"', "'")
+            return '\n\\dotfile %s "%s"\n' % (name, caption) if caption else "\n\\dotfile %s\n" % name
+        shutil.copyfile(src, self.out / "images" / flat)
+        return "![%s](%s)" % (alt, flat)
+
+    # --- text -------------------------------------------------------------
+    def escape_text(self, text):
+        """Plain Markdown text made safe from Doxygen's command characters."""
+        out = []
+        i = 0
+        while i < len(text):
+            c = text[i]
+            nxt = text[i + 1] if i + 1 < len(text) else ""
+            if c == "\\" and nxt in PUNCTUATION and nxt:
+                out.append(("\\" + nxt) if nxt in KEPT_ESCAPES else html.escape(nxt, quote=False))
+                i += 2
+                continue
+            if c in "\\@%":
+                out.append("\\" + c)
+            elif c == "&":
+                m = re.match(r"&(#\d+|#x[0-9a-fA-F]+|[A-Za-z]+);", text[i:])
+                if m and m.group(1) in ("amp", "lt", "gt"):
+                    out.append(m.group(0))
+                    i += len(m.group(0))
+                    continue
+                if m:  # other entities: the character itself (Doxygen knows only some)
+                    out.append(html.escape(html.unescape(m.group(0)), quote=False))
+                    i += len(m.group(0))
+                    continue
+                out.append("\\&")
+            elif c == "<":
+                m = re.match(r"</?([A-Za-z][A-Za-z0-9]*)\b[^<>]*>", text[i:])
+                if m and m.group(1).lower() in HTML_TAGS:
+                    out.append(m.group(0))
+                    i += len(m.group(0))
+                    continue
+                out.append("\\<")
+            elif c == ">" and out and out[-1] == "\\<":
+                out.append("\\>")
+            else:
+                out.append(c)
+            i += 1
+        return "".join(out)
+
+    LINK = re.compile(r"(!?)\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\(\s*<?([^()\s<>]*(?:\([^()\s]*\))?[^()\s<>]*)>?"
+                      r"(?:\s+\"[^\"]*\")?\s*\)")
+    AUTOLINK = re.compile(r"<(https?://[^>\s]+|mailto:[^>\s]+)>")
+    HTML_IMG = re.compile(r"<img\s[^>]*?src=\"([^\"]+)\"[^>]*?>", re.I)
+    COMMENT = re.compile(r"<!--.*?-->")
+
+    def inline(self, base, line):
+        """One line of running text: code spans, links, images, comments kept intact."""
+        out = []
+        pos = 0
+        while pos < len(line):
+            rest = line[pos:]
+            m_code = re.match(r"(`+)", rest)
+            if m_code:
+                ticks = m_code.group(1)
+                end = rest.find(ticks, len(ticks))
+                while end != -1 and rest[end + len(ticks):end + len(ticks) + 1] == "`":
+                    end = rest.find(ticks, end + len(ticks) + 1)
+                if end == -1:
+                    out.append(self.escape_text(ticks))
+                    pos += len(ticks)
+                else:
+                    out.append(rest[: end + len(ticks)])
+                    pos += end + len(ticks)
+                continue
+            for regex, handler in ((self.LINK, self._link_match), (self.AUTOLINK, lambda b, m: m.group(0)),
+                                   (self.HTML_IMG, self._img_match), (self.COMMENT, lambda b, m: m.group(0))):
+                m = regex.match(rest)
+                if m:
+                    out.append(handler(base, m))
+                    pos += len(m.group(0))
+                    break
+            else:
+                # plain text up to the next character that may start a token
+                m = re.match(r"[^`\[!<]+|.", rest, re.S)
+                out.append(self.escape_text(m.group(0)))
+                pos += len(m.group(0))
+        return "".join(out)
+
+    def _link_match(self, base, m):
+        bang, text, target = m.group(1), m.group(2), m.group(3)
+        if bang:
+            return self.image(base, plain_title(text), target)
+        return self.link(base, self.inline(base, text), target)
+
+    def _img_match(self, base, m):
+        alt = re.search(r"alt=\"([^\"]*)\"", m.group(0))
+        return self.image(base, alt.group(1) if alt else "", m.group(1))
+
+    def convert(self, path, label=None, demote=0):
+        """The Doxygen Markdown for one file; the first '# ' heading gets {#label}."""
+        base = os.path.relpath(path.parent, self.repo)
+        lines = path.read_text(encoding="utf-8").splitlines()
+        refs = {}  # reference-style link definitions: [name]: target
+        kept = []
+        for line in lines:
+            m = re.match(r"^ {0,3}\[([^\]]+)\]:\s*<?(\S+?)>?(\s+\"[^\"]*\")?\s*$", line)
+            if m:
+                refs[m.group(1).lower()] = m.group(2)
+            else:
+                kept.append(line)
+        out = []
+        fence = None
+        in_comment = False
+        titled = label is None
+        prev_blank = True
+        in_list = False
+        for line in kept:
+            if fence:
+                out.append(line)
+                if line.strip().startswith(fence):
+                    fence = None
+                continue
+            m = re.match(r"^\s*(```+|~~~+)", line)
+            if m:
+                fence = m.group(1)
+                out.append(line)
+                continue
+            if in_comment:
+                out.append(line)
+                in_comment = "-->" not in line
+                continue
+            if "<!--" in line and "-->" not in line.split("<!--", 1)[1]:
+                out.append(line)
+                in_comment = True
+                continue
+            stripped = line.strip()
+            if re.match(r"^([-*+]|\d+[.)])\s", stripped) and not line.startswith("    "):
+                in_list = True
+            elif not stripped:
+                pass
+            elif not line.startswith(" ") and prev_blank:
+                in_list = False
+            if line.startswith("    ") and prev_blank and not in_list:
+                out.append(line)  # an indented code block: verbatim
+                continue
+            prev_blank = not stripped
+            # reference-style links become inline links
+            line = re.sub(r"\[([^\]]+)\]\[([^\]]*)\]",
+                          lambda m: "[%s](%s)" % (m.group(1), refs.get((m.group(2) or m.group(1)).lower(), "#"))
+                          if (m.group(2) or m.group(1)).lower() in refs else m.group(0), line)
+            heading = re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", line)
+            if heading:
+                text = self.inline(base, re.sub(r"\{#[\w-]+\}\s*$", "", heading.group(2)))
+                if not titled and len(heading.group(1)) == 1:
+                    out.append("# %s {#%s}" % (text, label))
+                    titled = True
+                else:
+                    out.append("#" * min(6, len(heading.group(1)) + demote) + " " + text)
+                continue
+            out.append(self.inline(base, line))
+        if not titled:
+            out.insert(0, "# %s {#%s}\n" % (self.escape_text(path.stem), label))
+        return out
+
+
+def nav_line(sequence, index, escape):
+    """Previous / course map / next, for a page in the reading order."""
+    parts = []
+    if index > 0:
+        before = sequence[index - 1]
+        parts.append("[&larr; Previous: %s](@ref %s)" % (escape(before.title), before.label))
+    parts.append("[Course map](@ref index)")
+    if index + 1 < len(sequence):
+        after = sequence[index + 1]
+        parts.append("[Next: %s &rarr;](@ref %s)" % (escape(after.title), after.label))
+    return "<div class=\"course-nav\">" + " &middot; ".join(parts) + "</div>"
+
+
+def with_nav(lines, nav):
+    """The page with the navigation line after its title and at its end."""
+    for i, line in enumerate(lines):
+        if line.startswith("# "):
+            return lines[: i + 1] + ["", nav, ""] + lines[i + 1:] + ["", nav, ""]
+    return [nav, ""] + lines + ["", nav]
+
+
+def results_page(converter, repo):
+    """docs/results/README.md, then every other file there (written by scripts/gpu-check.sh)."""
+    results = repo / "docs" / "results"
+    lines = ["# Latest GPU results {#gpu_results}", ""]
+    files = sorted(results.glob("*")) if results.is_dir() else []
+    readme = results / "README.md"
+    if not files:
+        lines += ["No GPU run has been recorded yet. `scripts/gpu-check.sh`, run on a machine with",
+                  "an NVIDIA GPU, writes its results to `docs/results/`; the next docs build shows them here."]
+        return lines
+    lines += ["The files in `docs/results/`, as the last run of `scripts/gpu-check.sh` wrote them.", ""]
+    if readme.exists():
+        lines += converter.convert(readme, label=None, demote=1) + [""]
+    for path in files:
+        if path == readme or not path.is_file():
+            continue
+        if path.suffix == ".md":
+            lines += ["## %s" % converter.escape_text(path.stem), ""]
+            text = path.read_text(encoding="utf-8")
+            if re.search(r"^\s*(```|~~~|#)", text, re.M):
+                lines += converter.convert(path, label=None, demote=2)
+            else:
+                lines += program_output(converter, text)
+            lines.append("")
+        elif path.suffix.lower() in IMAGE_SUFFIXES:
+            lines += ["## %s" % converter.escape_text(path.name), "",
+                      converter.image("docs/results", path.stem, path.name), ""]
+        else:
+            lines += ["- `%s` (in `docs/results/`)" % path.name, ""]
+    return lines
+
+
+def program_output(converter, text):
+    """A program's saved output: its Markdown tables as tables, the rest verbatim."""
+    lines, block = [], []
+
+    def flush():
+        if block:
+            lines.extend(["```text"] + block + ["```", ""])
+            block.clear()
+
+    for line in text.splitlines():
+        if line.lstrip().startswith("|"):
+            if block:
+                flush()
+            lines.append(converter.inline("docs/results", line))
+        else:
+            if lines and lines[-1].lstrip().startswith("|"):
+                lines.append("")
+            if line.strip() or block:
+                block.append(line)
+    flush()
+    return lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", required=True, type=Path)
+    parser.add_argument("--out", required=True, type=Path)
+    args = parser.parse_args()
+    repo, out = args.repo.resolve(), args.out.resolve()
+    for sub in ("pages", "images", "dot"):
+        shutil.rmtree(out / sub, ignore_errors=True)
+        (out / sub).mkdir(parents=True)
+
+    main_page, sequence, extras = collect_pages(repo)
+    every = main_page + sequence + extras
+    link_map = {os.path.relpath(p.source, repo): p.label for p in every if p.source}
+    for p in sequence:  # a missing README still has a page: links to it resolve
+        if p.source is None and p.label.startswith("chapter"):
+            folder = [f for f in chapter_folders(repo) if f.startswith(p.label[len("chapter"):] + "_")][0]
+            link_map[folder + "/README.md"] = p.label
+    folders = [repo / "common" / "include" / "tutorial"] + [repo / f for f in chapter_folders(repo)
+                                                            if (repo / f).is_dir()]
+    sources = {os.path.relpath(s, repo) for d in folders for pat in SOURCE_PATTERNS for s in d.rglob(pat)}
+    conv = Converter(repo, out, link_map, sources)
+
+    written = []
+    for index, page in enumerate(every):
+        if page.label == "gpu_results":
+            lines = results_page(conv, repo)
+        elif page.source is None:
+            folder = [f for f, l in link_map.items() if l == page.label][0]
+            lines = ["# %s {#%s}" % (page.title, page.label), "",
+                     "This chapter's README (`%s`) has not been written yet." % folder]
+        else:
+            lines = conv.convert(page.source, label=None if page.label == "index" else page.label)
+        if page in sequence:
+            lines = with_nav(lines, nav_line(sequence, sequence.index(page), conv.escape_text))
+        target = out / "pages" / (page.label + ".md")
+        target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        written.append(target)
+
+    with open(out / "pages.doxy", "w", encoding="utf-8") as f:
+        f.write("# Written by docs/build_pages.py at build time.\n")
+        f.write("INPUT = %s\n" % " \\\n        ".join('"%s"' % p for p in written + folders))
+        f.write('USE_MDFILE_AS_MAINPAGE = "%s"\n' % written[0])
+        f.write('IMAGE_PATH = "%s"\n' % (out / "images"))
+        f.write('DOTFILE_DIRS = "%s"\n' % (out / "dot"))
+        f.write('STRIP_FROM_PATH = "%s" "%s"\n' % (out / "pages", repo))
+    print("build_pages.py: %d pages (%d chapters), %d source files"
+          % (len(written), sum(p.label.startswith("chapter") for p in sequence), len(sources)))
+
+
+if __name__ == "__main__":
+    main()
