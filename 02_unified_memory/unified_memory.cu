@@ -386,14 +386,6 @@ int main(int argc, char** argv) {
   tutorial::Verifier verifier;
 
   // Part 1 ------------------------------------------------------------------
-  std::printf(
-      "\n1. y = x + y on %zu floats (x = 1, y = 2, so every result is 3), five ways.\n"
-      "Each of the %d timed runs (after one warm-up) starts from freshly allocated arrays that\n"
-      "the CPU has just written, and frees them at the end: every run pays the whole cost of\n"
-      "its approach, page faults included. kernel, to GPU, to host: CUDA events around that\n"
-      "step alone. total: host clock from the inputs in host memory to the CPU having checked\n"
-      "every result (allocating and filling the arrays is not included).\n",
-      n, runs);
   std::vector<Approach> approaches;
   approaches.push_back({"managed, first touch", "in the kernel (GPU page faults)",
                         "as the CPU reads it (CPU page faults)", [&] { return managed_first_touch(n); }});
@@ -412,6 +404,15 @@ int main(int argc, char** argv) {
                           PinnedBuffer<float> x(n, 1.0f), y(n, 2.0f);
                           return explicit_copies(n, x.data(), y.data());
                         }});
+
+  std::printf(
+      "\n1. y = x + y on %zu floats (x = 1, y = 2, so every result is 3), %zu ways.\n"
+      "Each of the %d timed runs (after one warm-up) starts from freshly allocated arrays that\n"
+      "the CPU has just written, and frees them at the end: every run pays the whole cost of\n"
+      "its approach, page faults included. kernel, to GPU, to host: CUDA events around that\n"
+      "step alone. total: host clock from the inputs in host memory to the CPU having checked\n"
+      "every result (allocating and filling the arrays is not included).\n",
+      n, approaches.size(), runs);
 
   std::vector<Summary> results;
   for (const Approach& approach : approaches) {
