@@ -1,0 +1,181 @@
+// Chapter 03, part 1: from one thread to the whole GPU.
+//
+// z = x + y with x = 1 and y = 2 (so every z must be exactly 3), on data that is
+// already in device memory: the time is the kernel's alone, with no page faults
+// or copies in it. The four kernels of add_kernels.cuh are verified and timed:
+//   - at --n elements (default 1M): time and speedup over <<<1, 1>>>;
+//   - at --big-n elements (default 2^28, 3 GiB moved per call): bandwidth as a
+//     share of a device-to-device cudaMemcpy measured in the same run, with the
+//     grid-stride kernel at several grid sizes, because the best grid is
+//     something to measure, not to guess.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <tutorial/buffer.cuh>
+#include <tutorial/check.cuh>
+#include <tutorial/cli.hpp>
+#include <tutorial/device.cuh>
+#include <tutorial/table.hpp>
+#include <tutorial/timer.cuh>
+#include <tutorial/verify.hpp>
+
+#include "add_kernels.cuh"
+#include "gpu_fill_check.cuh"
+
+namespace {
+
+using AddKernel = void (*)(size_t, const float*, const float*, float*);
+
+/// One way to launch an add kernel: the kernel, its <<<grid, block>>>, and why.
+struct Variant {
+  std::string name;
+  AddKernel kernel;
+  size_t grid;
+  unsigned block;
+  std::string note;
+  std::string launch() const { return tutorial::format("<<<%zu, %u>>>", grid, block); }
+};
+
+/// The three arrays of one problem size, x = 1 and y = 2 filled on the GPU.
+struct Arrays {
+  explicit Arrays(size_t n) : n(n), x(n), y(n), z(n) {
+    chapter03::fill_on_gpu(x.data(), n, 1.0f);
+    chapter03::fill_on_gpu(y.data(), n, 2.0f);
+  }
+  size_t n;
+  tutorial::DeviceBuffer<float> x, y, z;
+};
+
+/// Poisons z, runs \p v once and checks z on the GPU (a printed `Max error:` line),
+/// then times it: \p plan.warmup untimed runs and the median of \p plan.runs.
+tutorial::Timing verify_and_time(const Variant& v, Arrays& a, tutorial::Verifier& verifier,
+                                 tutorial::TimingPlan plan) {
+  auto launch = [&] {
+    v.kernel<<<static_cast<unsigned>(v.grid), v.block>>>(a.n, a.x.data(), a.y.data(), a.z.data());
+    CUDA_CHECK_LAUNCH();
+  };
+  a.z.poison();
+  launch();
+  verifier.exact(v.name + " " + v.launch() + ", every z = 3",
+                 chapter03::max_abs_error_on_gpu(a.z.data(), a.n, 3.0f));
+  return tutorial::time_gpu(launch, plan);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tutorial::Cli cli("03_add_progression",
+                    "z = x + y from one GPU thread to the whole GPU: four kernels, verified and timed.");
+  cli.add_int("n", "elements for the progression table (<<<1, 1>>> takes ~90 ms per million)",
+              1 << 20, 1, 1 << 24);
+  cli.add_int("big-n", "elements for the bandwidth table (3 arrays of floats)", 1 << 28, 1, 1LL << 30);
+  cli.add_int("block", "threads per block for every kernel but <<<1, 1>>>", 256, 1, 1024);
+  cli.add_int("runs", "timed runs per kernel; the median is reported", 20, 1, 1000);
+  cli.parse_or_exit(argc, argv);
+  const size_t n = cli.get_int("n");
+  const size_t big_n = cli.get_int("big-n");
+  const unsigned block = static_cast<unsigned>(cli.get_int("block"));
+  const tutorial::TimingPlan plan{3, static_cast<int>(cli.get_int("runs"))};
+
+  const tutorial::DeviceInfo gpu = tutorial::require_gpu();
+  // The limit is read from the device, not assumed (every current GPU says 1024).
+  int max_block = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&max_block, cudaDevAttrMaxThreadsPerBlock, gpu.id));
+  if (block > static_cast<unsigned>(max_block)) {
+    std::fprintf(stderr, "--block %u is more than this GPU's %d threads per block.\n", block, max_block);
+    return tutorial::kExitUsage;
+  }
+  tutorial::require_device_memory(3 * std::max(n, big_n) * sizeof(float), "three arrays of floats");
+
+  // How many blocks of `block` threads one SM can hold at once: a grid of
+  // sm_count * resident blocks is exactly one "wave" that fills the GPU.
+  int resident = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, add_grid_stride, block, 0));
+  const size_t wave = static_cast<size_t>(gpu.sm_count) * resident;
+  tutorial::Verifier verifier;
+
+  // ---- Part 1: the progression ------------------------------------------------
+  std::printf("\nPart 1: z = x + y on %zu floats in device memory (x = 1, y = 2)\n", n);
+  double one_thread_ms = 0, one_block_ms = 0;
+  {
+    const std::vector<Variant> progression = {
+        {"add_one_thread", add_one_thread, 1, 1, "one thread does everything"},
+        {"add_one_block", add_one_block, 1, block, "one block: one SM"},
+        {"add_one_per_element", add_one_per_element, blocks_to_cover(n, block), block,
+         "one thread per element"},
+        {"add_grid_stride", add_grid_stride, wave, block, "grid-stride, one wave of blocks"},
+    };
+    Arrays a(n);
+    tutorial::Table table({"kernel", "launch", "what", "runs", "time (median)", "speedup over <<<1, 1>>>"});
+    double best_speedup = 0;
+    for (const Variant& v : progression) {
+      // <<<1, 1>>> takes ~90 ms per million elements: a few runs are plenty.
+      const bool slow = v.kernel == add_one_thread;
+      const tutorial::Timing t =
+          verify_and_time(v, a, verifier, slow ? tutorial::TimingPlan{1, std::min(plan.runs, 5)} : plan);
+      if (v.kernel == add_one_thread) one_thread_ms = t.median_ms;
+      if (v.kernel == add_one_block) one_block_ms = t.median_ms;
+      const double speedup = one_thread_ms / t.median_ms;
+      best_speedup = std::max(best_speedup, speedup);
+      table.add_row({v.name, v.launch(), v.note, std::to_string(t.runs),
+                     tutorial::format_time(t.median_ms), tutorial::format("%.0fx", speedup)});
+    }
+    std::printf("\n");
+    table.print();
+    if (n == 1 << 20)  // the course's goal is stated for 1M elements
+      std::printf("\nGoal: the best kernel at least 10000x faster than <<<1, 1>>>: %.0fx, %s\n",
+                  best_speedup, best_speedup >= 10000 ? "met" : "NOT met");
+  }
+
+  // ---- Part 2: bandwidth at a size that fills the chip ------------------------
+  const size_t bytes_per_call = 3 * big_n * sizeof(float);  // 2 reads + 1 write per element
+  std::printf("\nPart 2: z = x + y on %zu floats: %.2f GiB moved per call (2 reads + 1 write per element)\n",
+              big_n, bytes_per_call / double(1ull << 30));
+  std::printf("Left out: add_one_thread and add_one_block, which at this size would take about "
+              "%s and %s per call (part 1's times, scaled).\n",
+              tutorial::format_time(one_thread_ms * big_n / n).c_str(),
+              tutorial::format_time(one_block_ms * big_n / n).c_str());
+
+  // The limit to compare with, measured now on this GPU: a device-to-device copy
+  // of one array, counting bytes read plus bytes written like the kernels do.
+  const double copy_gbs = tutorial::copy_bandwidth_gbs(big_n * sizeof(float), plan);
+  std::printf("Device-to-device cudaMemcpy of %.2f GiB: %.0f GB/s (read + write)\n",
+              big_n * sizeof(float) / double(1ull << 30), copy_gbs);
+
+  // What the runtime suggests for this kernel: the block size that reaches the
+  // highest occupancy, and the smallest grid that fills every SM with it.
+  int suggested_grid = 0, suggested_block = 0;
+  CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(&suggested_grid, &suggested_block, add_grid_stride));
+
+  std::vector<Variant> variants = {{"add_one_per_element", add_one_per_element,
+                                    blocks_to_cover(big_n, block), block, "one thread per element"}};
+  for (int per_sm : {1, 2, 4, 8, 16, 32})
+    variants.push_back({"add_grid_stride", add_grid_stride, static_cast<size_t>(gpu.sm_count) * per_sm,
+                        block, tutorial::format("grid-stride, %d blocks per SM", per_sm)});
+  variants.push_back({"add_grid_stride", add_grid_stride, static_cast<size_t>(suggested_grid),
+                      static_cast<unsigned>(suggested_block),
+                      "grid-stride, cudaOccupancyMaxPotentialBlockSize"});
+
+  Arrays a(big_n);
+  tutorial::Table table({"kernel", "launch", "what", "time (median)", "GB/s", "% of copy"});
+  double best_gbs = 0;
+  std::string best;
+  for (const Variant& v : variants) {
+    const tutorial::Timing t = verify_and_time(v, a, verifier, plan);
+    const double gbs = tutorial::gigabytes_per_second(bytes_per_call, t.median_ms);
+    if (gbs > best_gbs) {
+      best_gbs = gbs;
+      best = v.name + " " + v.launch();
+    }
+    table.add_row({v.name, v.launch(), v.note, tutorial::format_time(t.median_ms),
+                   tutorial::format("%.0f", gbs), tutorial::format("%.1f%%", 100 * gbs / copy_gbs)});
+  }
+  std::printf("\n");
+  table.print();
+  const double best_share = best_gbs / copy_gbs;
+  if (big_n == 1 << 28)  // the course's goal is stated for 2^28 elements
+      std::printf("\nGoal: at least 90%% of copy bandwidth: best %.1f%% (%s), %s\n", 100 * best_share,
+                best.c_str(), best_share >= 0.9 ? "met" : "NOT met (chapter 07's float4 version closes the gap)");
+  return verifier.exit_code();
+}
