@@ -17,7 +17,6 @@
 #include <tutorial/cli.hpp>
 #include <tutorial/device.cuh>
 #include <tutorial/table.hpp>
-#include <tutorial/timer.cuh>
 #include <tutorial/verify.hpp>
 
 // The value element i must hold. 251 is prime, so i, i - 2^31 and i - 2^32 all
@@ -113,27 +112,20 @@ int main(int argc, char** argv) {
 
   tutorial::DeviceBuffer<uint8_t> out(n);
   tutorial::Verifier verifier;
-  tutorial::EventTimer timer;
 
   // One thread per element: the grid has more than 65535 blocks in x, which the
   // notes say is impossible (the real limit, read above, is 2^31 - 1).
   out.poison();  // 0xFF: pattern() never gives 255, so an unwritten byte is a mismatch
-  timer.start();
   write_one_per_element<<<static_cast<unsigned>(blocks), block>>>(out.data(), n);
   CUDA_CHECK_LAUNCH();
-  timer.stop();
   verifier.exact(tutorial::format("write_one_per_element<<<%zu, %u>>>, every byte", blocks, block),
                  check_on_gpu(out, n).worst);
-  std::printf("  one run: %s\n", tutorial::format_time(timer.elapsed_ms()).c_str());
 
   const unsigned grid = static_cast<unsigned>(gpu.sm_count) * 8;
   out.poison();
-  timer.start();
   write_grid_stride<<<grid, block>>>(out.data(), n);
   CUDA_CHECK_LAUNCH();
-  timer.stop();
   verifier.exact(tutorial::format("write_grid_stride<<<%u, %u>>>, every byte", grid, block), check_on_gpu(out, n).worst);
-  std::printf("  one run: %s\n", tutorial::format_time(timer.elapsed_ms()).c_str());
 
   // The int index: every element from 2^31 on is left unwritten (threads past
   // 2^32 wrap around to small non-negative indices and rewrite the first bytes
