@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# nsys_easy.sh: profile a program with Nsight Systems, print only the GPU summaries.
+#
+#   05_nsys_profiling/nsys_easy.sh ./build/bin/05_nsys_profiling [arguments...]
+#
+# `nsys profile --stats=true` prints every report it has (API calls, kernels,
+# memory time, memory size, ...). Most of the time the GPU's kernels and memory
+# operations are what you want, which is the idea of Mark Harris's nsys_easy
+# (github.com/harrism/nsys_easy). The full report stays in ./nsys_easy.nsys-rep
+# for the Nsight Systems GUI.
+# Set NSYS=/path/to/nsys if nsys is not on PATH. Exits 77 if there is no nsys.
+set -u
+if [ $# -lt 1 ]; then
+  echo "usage: nsys_easy.sh <program> [arguments...]" >&2
+  exit 2
+fi
+nsys=${NSYS:-nsys}
+if ! command -v "$nsys" >/dev/null 2>&1; then
+  cat >&2 <<MESSAGE
+nsys_easy: nsys is not installed (looked for '$nsys').
+  Nsight Systems comes with the CUDA toolkit or from developer.nvidia.com/nsight-systems;
+  set NSYS=/path/to/nsys if it is installed off PATH. Without it,
+  05_nsys_profiling --trace trace.json prints the same summaries from CUPTI.
+MESSAGE
+  exit 77
+fi
+
+report=nsys_easy
+# -t cuda,nvtx: CUDA API calls, GPU work and the program's NVTX ranges.
+"$nsys" profile -t cuda,nvtx --stats=false --force-overwrite=true -o "$report" "$@"
+if [ ! -f "$report.nsys-rep" ]; then
+  echo "nsys_easy: nsys wrote no report ($report.nsys-rep)" >&2
+  exit 1
+fi
+"$nsys" stats --force-export=true \
+  --report cuda_gpu_kern_sum,cuda_gpu_mem_time_sum,cuda_gpu_mem_size_sum "$report.nsys-rep"

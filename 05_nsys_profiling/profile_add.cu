@@ -1,0 +1,300 @@
+// Chapter 05: seeing where the time goes.
+//
+// The add progression of chapters 01-03 (one thread, one block, many blocks) on
+// unified memory, with a prefetch and explicit copies: a program worth profiling.
+// Each phase is an NVTX range, so nsys shows it on its timeline and ncu can pick
+// kernels by it. With --trace FILE the program also traces itself with CUPTI
+// (cupti_tracer.h), prints nsys-style summaries and writes FILE as a Chrome
+// trace: what nsys would show, on a machine without nsys.
+//
+// What the numbers teach:
+//  1. the first launch costs far more than the ones after it;
+//  2. a CPU clock around an asynchronous launch times the launch, not the kernel;
+//  3. unified memory moves on demand (page faults) or when prefetched, and a
+//     trace shows which, when, and how long it took.
+#include <nvtx3/nvToolsExt.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <tutorial/buffer.cuh>
+#include <tutorial/check.cuh>
+#include <tutorial/cli.hpp>
+#include <tutorial/device.cuh>
+#include <tutorial/table.hpp>
+#include <tutorial/timer.cuh>
+#include <tutorial/verify.hpp>
+
+#include "cupti_tracer.h"
+#include "trace_report.h"
+
+// y = x + y with a grid-stride loop: correct for any grid, from <<<1, 1>>> up.
+__global__ void add(int n, const float* x, float* y) {
+  const int stride = blockDim.x * gridDim.x;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) y[i] = x[i] + y[i];
+}
+
+// One phase of the program: an NVTX range (what nsys shows and ncu filters on)
+// and, when --trace is on, the same span in our own tracer.
+class Phase {
+ public:
+  Phase(const char* name, trace::CuptiTracer& tracer) : name_(name), tracer_(tracer) {
+    nvtxRangePushA(name);
+    if (tracer_.running()) start_ns_ = trace::CuptiTracer::now_ns();
+  }
+  ~Phase() {
+    nvtxRangePop();
+    if (tracer_.running()) tracer_.add_phase(name_, start_ns_, trace::CuptiTracer::now_ns());
+  }
+  Phase(const Phase&) = delete;
+  Phase& operator=(const Phase&) = delete;
+
+ private:
+  const char* name_;
+  trace::CuptiTracer& tracer_;
+  uint64_t start_ns_ = 0;
+};
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// One launch configuration timed with three clocks (medians, in ms).
+struct ThreeClocks {
+  double cpu_launch_only = 0;  // CPU clock around the launch call alone
+  double cpu_with_sync = 0;    // CPU clock around the launch and cudaDeviceSynchronize
+  double events = 0;           // CUDA events around the kernel, in the stream
+};
+
+ThreeClocks time_three_ways(const std::function<void()>& launch, tutorial::TimingPlan plan) {
+  for (int i = 0; i < plan.warmup; ++i) launch();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<double> launch_only, with_sync;
+  for (int i = 0; i < plan.runs; ++i) {
+    // The launch returns once the kernel is queued: this clock stops long
+    // before the GPU is done, so it measures the launch, however long the kernel.
+    Clock::time_point start = Clock::now();
+    launch();
+    launch_only.push_back(ms_since(start));
+    CUDA_CHECK(cudaDeviceSynchronize());
+
+    // Waiting inside the clock counts the kernel, plus the launch and the
+    // CPU waking up after the GPU finished: right for long kernels, not short ones.
+    start = Clock::now();
+    launch();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    with_sync.push_back(ms_since(start));
+  }
+  // Events are time-stamped by the GPU as it passes them in the stream: the kernel alone.
+  const tutorial::Timing events = tutorial::time_gpu(launch, {0, plan.runs});
+  return {tutorial::summarize(launch_only).median_ms, tutorial::summarize(with_sync).median_ms,
+          events.median_ms};
+}
+
+// Moves a managed allocation to the GPU before a kernel needs it: one bulk
+// migration instead of page faults. CUDA 13 takes the destination as a
+// cudaMemLocation (that form exists since 12.2); CUDA 12 took a device number.
+void prefetch_to_gpu(const void* data, size_t bytes, int device) {
+#if CUDART_VERSION >= 13000
+  cudaMemLocation location{};
+  location.type = cudaMemLocationTypeDevice;
+  location.id = device;
+  CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, location, 0, nullptr));
+#else
+  CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, device, nullptr));
+#endif
+}
+
+int main(int argc, char** argv) {
+  tutorial::Cli cli("05_nsys_profiling",
+                    "Runs the add progression (1 thread, 1 block, many blocks) on unified memory, "
+                    "with a prefetch and copies,\nas named NVTX phases for nsys and ncu. --trace "
+                    "also traces it with CUPTI, no nsys needed: nsys-style summaries and a Chrome trace.");
+  cli.add_int("n", "number of elements (add<<<1, 1>>> takes ~90 ms per 2^20)", 1 << 20, 1, 1 << 26);
+  cli.add_int("runs", "timed runs per launch configuration (1 for add<<<1, 1>>>)", 10, 1, 1000);
+  cli.add_string("trace", "write a Chrome trace (JSON) to this file and print nsys-style summaries", "");
+  cli.parse_or_exit(argc, argv);
+  const int n = static_cast<int>(cli.get_int("n"));
+  const int runs = static_cast<int>(cli.get_int("runs"));
+  const std::string trace_path = cli.get_string("trace");
+
+  // A trace file we cannot write is a usage error: find out before any GPU work.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> trace_file(nullptr, std::fclose);
+  if (!trace_path.empty()) {
+    trace_file.reset(std::fopen(trace_path.c_str(), "w"));
+    if (!trace_file) {
+      std::fprintf(stderr, "05_nsys_profiling: cannot write the trace to '%s': %s\n",
+                   trace_path.c_str(), std::strerror(errno));
+      return tutorial::kExitUsage;
+    }
+  }
+
+  // Start tracing before the first CUDA call, so that context creation and
+  // module loading are on the record too.
+  trace::CuptiTracer tracer;
+  if (trace_file) {
+    const std::string why = tracer.start();
+    if (!why.empty())
+      std::printf("Note: CUPTI cannot trace this run (%s).\nThe lesson runs untraced; nsys or ncu, "
+                  "where installed, do not need this tracer.\n", why.c_str());
+  }
+
+  const tutorial::DeviceInfo device = tutorial::require_gpu();
+  const size_t bytes = size_t(n) * sizeof(float);
+  tutorial::require_device_memory(4 * bytes, "two managed arrays and two device buffers of --n floats");
+  std::printf("y = x + y on %d floats (%s per array), %d timed runs per launch configuration.\n", n,
+              trace::format_bytes(bytes).c_str(), runs);
+  if (tracer.running()) {
+    std::printf("CUPTI is tracing kernels, copies, memsets and runtime API calls.\n");
+    if (!tracer.unified_memory_error().empty())
+      std::printf("Unified-memory migrations are not traced: %s\n", tracer.unified_memory_error().c_str());
+  }
+
+  tutorial::Verifier verifier;
+  float* x = nullptr;
+  float* y = nullptr;
+  {
+    Phase phase("allocate", tracer);
+    CUDA_CHECK(cudaMallocManaged(&x, bytes));
+    CUDA_CHECK(cudaMallocManaged(&y, bytes));
+  }
+  {
+    Phase phase("initialize on the host", tracer);
+    for (int i = 0; i < n; ++i) {
+      x[i] = 1.0f;
+      y[i] = 2.0f;
+    }
+  }
+
+  // Every launch adds x = 1 to y, so after k launches y = 2 + k exactly
+  // (k stays far below 2^24, where floats stop holding every integer).
+  int launches = 0;
+  auto launcher = [&](int blocks, int threads) {
+    return [&, blocks, threads] {
+      add<<<blocks, threads>>>(n, x, y);
+      CUDA_CHECK_LAUNCH();
+      ++launches;
+    };
+  };
+  auto verify_y = [&](const std::string& what) {
+    CUDA_CHECK(cudaDeviceSynchronize());
+    Phase phase("verify on the host", tracer);  // the CPU reads y: its pages migrate back
+    verifier.exact(what + ": y = 2 + launches", tutorial::max_abs_error_from(y, 2.0 + launches, n));
+  };
+
+  // Lesson 1: the first launch. The notes' program, add<<<1, 1>>> on data the
+  // CPU has just written: one-time setup on the CPU, page faults on the GPU.
+  double first_call_ms = 0, first_run_ms = 0;
+  {
+    Phase phase("add 1 thread, first launch", tracer);
+    tutorial::EventTimer timer;
+    timer.start();
+    const Clock::time_point start = Clock::now();
+    launcher(1, 1)();
+    first_call_ms = ms_since(start);
+    timer.stop();
+    first_run_ms = timer.elapsed_ms();
+  }
+  verify_y("add<<<1, 1>>>, first launch");
+
+  // Lesson 2: three clocks on each launch configuration, after a prefetch.
+  int concurrent_managed_access = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&concurrent_managed_access, cudaDevAttrConcurrentManagedAccess,
+                                    device.id));
+  struct Config {
+    const char* phase;  // also the NVTX range that scripts/ncu_add.sh filters on
+    int blocks, threads;
+    tutorial::TimingPlan plan;
+    ThreeClocks clocks;
+  };
+  std::vector<Config> configs = {
+      {"add 1 thread", 1, 1, {0, 1}, {}},  // ~90 ms a run at 2^20: one is enough
+      {"add 1 block", 1, 256, {2, runs}, {}},
+      {"add many blocks", (n + 255) / 256, 256, {2, runs}, {}},
+  };
+  for (Config& config : configs) {
+    if (concurrent_managed_access) {
+      Phase phase("prefetch to the GPU", tracer);
+      prefetch_to_gpu(x, bytes, device.id);
+      prefetch_to_gpu(y, bytes, device.id);
+      CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    {
+      Phase phase(config.phase, tracer);
+      config.clocks = time_three_ways(launcher(config.blocks, config.threads), config.plan);
+    }
+    verify_y("add" + trace::launch_text({config.blocks, 1, 1}, {config.threads, 1, 1}));
+  }
+
+  // Explicit copies, for the memory-operation summary: a memset, host to device,
+  // device to device, device to host. Small integers survive every copy exactly.
+  {
+    Phase phase("copies", tracer);
+    std::vector<float> host(n);
+    for (int i = 0; i < n; ++i) host[i] = float(i % 1000);
+    tutorial::DeviceBuffer<float> a(n), b(n);
+    b.poison();
+    a.upload(host);
+    CUDA_CHECK(cudaMemcpy(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice));
+    const std::vector<float> back = b.download();
+    verifier.exact("copies host -> device -> device -> host",
+                   tutorial::max_abs_error(back.data(), host.data(), size_t(n)));
+  }
+  {
+    Phase phase("free", tracer);
+    CUDA_CHECK(cudaFree(x));
+    CUDA_CHECK(cudaFree(y));
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<trace::Event> events = tracer.stop();
+
+  // What the clocks said.
+  std::printf("\nFirst launch: the launch call took %s on the CPU, later calls %s (median): the first\n"
+              "pays one-time setup, such as loading the kernel (CUDA loads modules lazily by default).\n",
+              tutorial::format_time(first_call_ms).c_str(),
+              tutorial::format_time(configs.back().clocks.cpu_launch_only).c_str());
+  std::printf("First run of add<<<1, 1>>>, on pages the CPU wrote: %s (CUDA events); on prefetched "
+              "pages: %s.\n",
+              tutorial::format_time(first_run_ms).c_str(),
+              tutorial::format_time(configs.front().clocks.events).c_str());
+
+  const std::vector<trace::SummaryRow> kernels = trace::summarize(events, trace::Track::kKernel);
+  std::printf("\nOne kernel, three clocks (medians). Only the last two measure the kernel:\n\n");
+  tutorial::Table table({"Launch", "Timed runs", "CPU clock, launch only", "CPU clock, launch + sync",
+                         "CUDA events", "CUPTI kernel time (median of all launches)"});
+  for (const Config& config : configs) {
+    const std::string launch = trace::launch_text({config.blocks, 1, 1}, {config.threads, 1, 1});
+    std::string traced = "-";
+    for (const trace::SummaryRow& row : kernels)
+      if (row.detail == launch && row.name.rfind("add(", 0) == 0)
+        traced = tutorial::format_time(row.median_ns * 1e-6) + tutorial::format(" (%zu)", row.count);
+    table.add_row({"add" + launch, std::to_string(config.plan.runs),
+                   tutorial::format_time(config.clocks.cpu_launch_only),
+                   tutorial::format_time(config.clocks.cpu_with_sync),
+                   tutorial::format_time(config.clocks.events), traced});
+  }
+  table.print();
+
+  if (trace_file) {
+    trace::print_report(events);
+    if (tracer.dropped_records() > 0)
+      std::printf("\nNote: CUPTI dropped %llu records (no free buffer): the summaries miss them.\n",
+                  static_cast<unsigned long long>(tracer.dropped_records()));
+    const std::string json = trace::chrome_trace_json(events);
+    if (std::fputs(json.c_str(), trace_file.get()) < 0 || std::fclose(trace_file.release()) != 0) {
+      std::fprintf(stderr, "05_nsys_profiling: writing '%s' failed: %s\n", trace_path.c_str(),
+                   std::strerror(errno));
+      return tutorial::kExitFailure;
+    }
+    std::printf("\nWrote %s (%zu events): open it in https://ui.perfetto.dev or chrome://tracing.\n",
+                trace_path.c_str(), events.size());
+  }
+  return verifier.exit_code();
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs a command that writes a Chrome trace, then checks the trace.
+#   run_and_check_trace.sh <trace.json> <check_trace.py options...> -- <command...>
+# Exit 77 from the command (no usable GPU) is passed on, so CTest reports *skipped*.
+set -u
+if [ $# -lt 3 ]; then
+  echo "usage: $0 <trace.json> <check_trace.py options...> -- <command...>" >&2
+  exit 2
+fi
+trace=$1
+shift
+checks=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+  checks+=("$1")
+  shift
+done
+shift  # the "--"
+
+rm -f "$trace"  # a trace left by an earlier run must not pass for this one
+"$@"
+status=$?
+if [ "$status" -eq 77 ]; then
+  echo "run_and_check_trace: skipped (no usable GPU)"
+  exit 77
+fi
+if [ "$status" -ne 0 ]; then
+  echo "run_and_check_trace: FAILED, the command exited with status $status"
+  exit 1
+fi
+python3 "$(dirname "$0")/check_trace.py" "$trace" "${checks[@]}"

@@ -1,0 +1,156 @@
+// Checks the CUPTI tracer against what this program knows it did: 7 launches of
+// one kernel must give 7 kernel records, each copy and memset one record with its
+// exact byte count, and each kernel's traced duration must agree with CUDA events.
+// Exit 77 (skipped) without a GPU, or where CUPTI cannot trace.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <tutorial/check.cuh>
+#include <tutorial/cli.hpp>
+#include <tutorial/device.cuh>
+#include <tutorial/table.hpp>
+#include <tutorial/timer.cuh>
+#include <tutorial/verify.hpp>
+
+#include "cupti_tracer.h"
+#include "trace_report.h"
+
+namespace {
+
+// Busy-waits for \p cycles SM clock cycles: a kernel whose length we choose.
+__global__ void spin(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
+constexpr int kLaunches = 7;
+constexpr size_t kToDevice = 1'000'003, kDeviceToDevice = 65'536, kToHost = 123'457, kMemset = 4'099;
+
+// Traced and event-timed durations of one kernel may differ by the event's own
+// overhead in the stream (a few microseconds): allow 10 us plus 2%.
+bool agree(double traced_ms, double events_ms) {
+  return std::abs(traced_ms - events_ms) <= 0.010 + 0.02 * events_ms;
+}
+
+// The events of one track that satisfy \p keep.
+template <typename Keep>
+std::vector<trace::Event> select(const std::vector<trace::Event>& events, trace::Track track, Keep keep) {
+  std::vector<trace::Event> out;
+  for (const trace::Event& e : events)
+    if (e.track == track && keep(e)) out.push_back(e);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tutorial::Cli cli("05_tracer_check", "Checks the chapter's CUPTI tracer against known work.");
+  cli.add_string("trace", "also write the Chrome trace to this file", "");
+  cli.parse_or_exit(argc, argv);
+  const std::string trace_path = cli.get_string("trace");
+
+  trace::CuptiTracer tracer;
+  const std::string why = tracer.start();
+  const tutorial::DeviceInfo device = tutorial::require_gpu();
+  if (!why.empty()) {
+    std::printf("CUPTI cannot trace here (%s): skipping.\n", why.c_str());
+    return tutorial::kExitNoGpu;
+  }
+
+  // Seven kernels of about 1 ms each, every one between its own pair of events.
+  int clock_khz = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device.id));
+  const long long cycles_per_ms = clock_khz;  // kHz: cycles per millisecond
+  std::vector<double> event_ms;
+  tutorial::EventTimer timer;
+  for (int i = 0; i < kLaunches; ++i) {
+    timer.start();
+    spin<<<1, 1>>>(cycles_per_ms);
+    CUDA_CHECK_LAUNCH();
+    timer.stop();
+    event_ms.push_back(timer.elapsed_ms());
+  }
+
+  // Copies of odd sizes between pinned host memory (one DMA transfer each) and the device.
+  unsigned char* host = nullptr;
+  unsigned char *device_a = nullptr, *device_b = nullptr;
+  CUDA_CHECK(cudaMallocHost(&host, kToDevice));
+  CUDA_CHECK(cudaMalloc(&device_a, kToDevice));
+  CUDA_CHECK(cudaMalloc(&device_b, kToDevice));
+  std::memset(host, 7, kToDevice);
+  CUDA_CHECK(cudaMemcpy(device_a, host, kToDevice, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(device_b, device_a, kDeviceToDevice, cudaMemcpyDeviceToDevice));
+  CUDA_CHECK(cudaMemcpy(host, device_b, kToHost, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemset(device_a, 0, kMemset));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaFree(device_a));
+  CUDA_CHECK(cudaFree(device_b));
+  CUDA_CHECK(cudaFreeHost(host));
+  const std::vector<trace::Event> events = tracer.stop();
+
+  tutorial::Verifier verifier;
+  const auto spins = select(events, trace::Track::kKernel,
+                            [](const trace::Event& e) { return e.name.rfind("spin(", 0) == 0; });
+  verifier.expect(tutorial::format("%d launches of spin, %zu kernel records", kLaunches, spins.size()),
+                  spins.size() == size_t(kLaunches));
+  const auto launch_calls = select(events, trace::Track::kApi, [](const trace::Event& e) {
+    return e.name.rfind("cudaLaunch", 0) == 0;
+  });
+  verifier.expect(tutorial::format("%d launches, %zu cudaLaunch* API records", kLaunches, launch_calls.size()),
+                  launch_calls.size() == size_t(kLaunches));
+
+  const auto copies = select(events, trace::Track::kMemcpy, [](const trace::Event&) { return true; });
+  verifier.expect(tutorial::format("3 copies, %zu memcpy records", copies.size()), copies.size() == 3);
+  auto expect_copy = [&](const char* name, const char* detail, size_t bytes) {
+    const auto match = select(events, trace::Track::kMemcpy, [&](const trace::Event& e) {
+      return e.name == name && e.detail == detail && e.bytes == bytes;
+    });
+    verifier.expect(tutorial::format("one %s record (%s) of exactly %zu bytes", name, detail, bytes),
+                    match.size() == 1);
+  };
+  expect_copy("[CUDA memcpy Host-to-Device]", "pinned -> device", kToDevice);
+  expect_copy("[CUDA memcpy Device-to-Device]", "device -> device", kDeviceToDevice);
+  expect_copy("[CUDA memcpy Device-to-Host]", "device -> pinned", kToHost);
+  const auto memsets = select(events, trace::Track::kMemset, [](const trace::Event&) { return true; });
+  verifier.expect(tutorial::format("one memset record of exactly %zu bytes", kMemset),
+                  memsets.size() == 1 && memsets[0].bytes == kMemset);
+
+  // The summary groups the seven launches into one row.
+  const auto rows = trace::summarize(events, trace::Track::kKernel);
+  verifier.expect("the kernel summary has one row for spin, with 7 instances",
+                  rows.size() == 1 && rows[0].count == size_t(kLaunches) && rows[0].detail == "<<<1, 1>>>");
+
+  // Kernel times: the tracer against CUDA events. The first launch's event pair
+  // also holds the first launch's one-time setup on the CPU (the GPU waits for
+  // the kernel between the two events), so it is shown but not compared.
+  if (spins.size() == size_t(kLaunches)) {
+    tutorial::Table table({"Launch", "CUDA events", "CUPTI", "Difference", "Compared"});
+    for (int i = 0; i < kLaunches; ++i) {
+      const double traced_ms = spins[i].duration_ns() * 1e-6;
+      const bool compared = i > 0;
+      table.add_row({std::to_string(i + 1), tutorial::format_time(event_ms[i]),
+                     tutorial::format_time(traced_ms), tutorial::format_time(std::abs(traced_ms - event_ms[i])),
+                     compared ? (agree(traced_ms, event_ms[i]) ? "agree" : "DISAGREE") : "no (first launch)"});
+      if (compared)
+        verifier.expect(tutorial::format("launch %d: CUPTI %.4f ms vs events %.4f ms, within 10 us + 2%%",
+                                         i + 1, traced_ms, event_ms[i]),
+                        agree(traced_ms, event_ms[i]));
+    }
+    std::printf("\n");
+    table.print();
+  }
+
+  if (!trace_path.empty()) {
+    bool written = false;
+    if (std::FILE* file = std::fopen(trace_path.c_str(), "w")) {
+      written = std::fputs(trace::chrome_trace_json(events).c_str(), file) >= 0;
+      written = std::fclose(file) == 0 && written;
+    }
+    verifier.expect("the Chrome trace is written to " + trace_path, written);
+  }
+  return verifier.exit_code();
+}
