@@ -1,0 +1,113 @@
+// Chapter 07, part 1: a memory-bound kernel, z = x + y, step by step against the copy bandwidth.
+//
+// Each step is one file in elementwise/. Every step is verified exactly (small whole numbers:
+// their sums are exact in float) on a poisoned output, then timed; a device-to-device cudaMemcpy
+// of the same size, timed in the same run, is the limit: it moves the same kind of bytes with
+// no arithmetic at all.
+#include <cmath>
+#include <cstdio>
+
+#include <tutorial/buffer.cuh>
+#include <tutorial/cli.hpp>
+#include <tutorial/device.cuh>
+#include <tutorial/verify.hpp>
+
+#include "elementwise/01_one_per_thread.cuh"
+#include "elementwise/02_grid_stride.cuh"
+#include "elementwise/03_float4.cuh"
+#include "lab.cuh"
+
+namespace {
+
+using Launch = void (*)(const float*, const float*, float*, int);
+struct Step {
+  const char* name;
+  Launch launch;
+};
+const Step kSteps[] = {
+    {"1 one thread per element", elementwise::launch_one_per_thread},
+    {"2 grid-stride loop", elementwise::launch_grid_stride},
+    {"3 float4, grid-stride", elementwise::launch_float4},
+};
+
+// Runs \p step on x + shift[0], y + shift[1], z + shift[2] over \p count elements, into a
+// poisoned z, and checks every element against the host's x + y (exact for small integers).
+// An element the kernel skipped is NaN, and NaN never passes.
+void check(tutorial::Verifier& verifier, const Step& step, const tutorial::DeviceBuffer<float>& x,
+           const tutorial::DeviceBuffer<float>& y, tutorial::DeviceBuffer<float>& z,
+           const std::vector<float>& hx, const std::vector<float>& hy, const int shift[3], int count,
+           const char* what) {
+  z.poison();
+  step.launch(x.data() + shift[0], y.data() + shift[1], z.data() + shift[2], count);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> hz = z.download();
+  double worst = 0.0;
+  for (int i = 0; i < count; ++i) {
+    const double diff = std::fabs(double(hz[shift[2] + i]) - (double(hx[shift[0] + i]) + hy[shift[1] + i]));
+    if (std::isnan(diff)) { worst = NAN; break; }
+    worst = std::max(worst, diff);
+  }
+  verifier.exact(tutorial::format("step %s, %s, n = %d", step.name, what, count), worst);
+  if (shift[2] > 0)  // nothing may be written before the first output element
+    verifier.expect(tutorial::format("step %s, %s: z[0..%d) untouched", step.name, what, shift[2]),
+                    std::isnan(hz[0]));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tutorial::Cli cli("07_elementwise",
+                    "z = x + y on the GPU, three ways, each verified and timed against a "
+                    "device-to-device cudaMemcpy of the same size.");
+  cli.add_int("n", "number of elements", 1 << 28, 1, 1 << 30);
+  cli.add_int("runs", "timed runs per step (the median is reported)", 20, 1, 1000);
+  cli.add_flag("check-only", "verify every step, time nothing");
+  cli.parse_or_exit(argc, argv);
+  const int n = static_cast<int>(cli.get_int("n"));
+  const int runs = static_cast<int>(cli.get_int("runs"));
+  const bool check_only = cli.get_flag("check-only");
+
+  tutorial::require_gpu();
+  const size_t bytes = size_t(n) * sizeof(float);
+  // x, y, z, plus the two buffers of the copy measured as the limit.
+  tutorial::require_device_memory((check_only ? 3 : 5) * bytes, "x, y, z and a copy of --n floats");
+
+  std::printf("z = x + y on %d floats (%.2f GiB per array); x, y are whole numbers, so every sum is exact.\n\n",
+              n, bytes / double(1ull << 30));
+  const std::vector<float> hx = lab::small_integers(n, -1000, 1000, 1);
+  const std::vector<float> hy = lab::small_integers(n, -1000, 1000, 2);
+  tutorial::DeviceBuffer<float> x(n), y(n), z(n);
+  x.upload(hx);
+  y.upload(hy);
+
+  tutorial::Verifier verifier;
+  const int aligned[3] = {0, 0, 0}, shifted[3] = {1, 1, 1}, mixed[3] = {1, 2, 3};
+  for (const Step& step : kSteps) check(verifier, step, x, y, z, hx, hy, aligned, n, "aligned");
+  // Step 3's other two paths: a common misalignment (scalar head, float4 body, scalar tail)
+  // and different misalignments (fallback to the scalar loop).
+  if (n > 3) {
+    check(verifier, kSteps[2], x, y, z, hx, hy, shifted, n - 1, "x, y, z all offset by 1 float");
+    check(verifier, kSteps[2], x, y, z, hx, hy, mixed, n - 3, "x, y, z offset by 1, 2, 3 floats");
+  }
+  if (check_only) return verifier.exit_code();
+
+  // Timing: x and y read, z written, 4 bytes each per element.
+  const double moved = 3.0 * bytes;
+  const double copy_gbs = tutorial::copy_bandwidth_gbs(bytes, {3, runs});
+  std::printf("\n### z = x + y, %d floats: %.0f MB moved per run (x, y read, z written)\n\n", n, moved / 1e6);
+  tutorial::Table table({"Step", "Time", "GB/s", "% of copy"});
+  table.add_row({"cudaMemcpy device to device (the limit)", tutorial::format_time(2.0 * bytes / (copy_gbs * 1e6)),
+                 tutorial::format("%.0f", copy_gbs), "100.0%"});
+  double best = 0.0;
+  for (const Step& step : kSteps) {
+    const tutorial::Timing t = lab::time_step([&] { step.launch(x.data(), y.data(), z.data(), n); }, runs);
+    const double gbs = tutorial::gigabytes_per_second(moved, t.median_ms);
+    best = std::max(best, gbs);
+    table.add_row({step.name, tutorial::format_time(t.median_ms), tutorial::format("%.0f", gbs),
+                   lab::percent(gbs, copy_gbs)});
+  }
+  table.print();
+  std::printf("\nGoal: >= 95%% of the copy bandwidth. Best step: %s (%s).\n", lab::percent(best, copy_gbs).c_str(),
+              best >= 0.95 * copy_gbs ? "met" : "not met");
+  return verifier.exit_code();
+}

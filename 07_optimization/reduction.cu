@@ -1,0 +1,176 @@
+// Chapter 07, part 2: a sum over 2^28 floats, following Harris's "Optimizing Parallel Reduction",
+// step by step against CUB's DeviceReduce::Sum measured in the same run.
+//
+// Two checks per step, each on a poisoned output:
+//  - exact: inputs in {-1, 0, +1} with at most 2^24 of them non-zero. Every partial sum, in any
+//    order of addition, is then a whole number of size <= 2^24, which float holds exactly: the
+//    GPU's answer must equal the host's to the last bit, whatever tree the kernel uses.
+//  - random: uniform [0, 1) inputs against a float64 sum on the host, relative tolerance 1e-5
+//    (float's rounding error, 6e-8 per add, grows with the length of each thread's serial chain).
+// The timed runs use the random inputs, at full size.
+#include <cmath>
+#include <cstdio>
+
+#include <cub/cub.cuh>
+
+#include <tutorial/buffer.cuh>
+#include <tutorial/cli.hpp>
+#include <tutorial/device.cuh>
+#include <tutorial/verify.hpp>
+
+#include "lab.cuh"
+#include "reduction/01_interleaved_divergent.cuh"
+#include "reduction/02_interleaved_strided.cuh"
+#include "reduction/03_sequential.cuh"
+#include "reduction/04_first_add_during_load.cuh"
+#include "reduction/05_warp_shuffle.cuh"
+#include "reduction/06_grid_stride.cuh"
+#include "reduction/07_single_pass.cuh"
+
+namespace {
+
+// Scratch memory every step may use: two ping-pong arrays of partial sums, a done-counter, and
+// the temporary storage CUB asks for.
+struct Scratch {
+  explicit Scratch(int n) : a((n + reduction::kBlock - 1) / reduction::kBlock), b(a.size()), counter(1) {
+    CUDA_CHECK(cudaMemset(counter.data(), 0, counter.bytes()));
+  }
+  tutorial::DeviceBuffer<float> a, b;
+  tutorial::DeviceBuffer<unsigned int> counter;
+  tutorial::DeviceBuffer<unsigned char> cub_temp;
+};
+
+// Sums in[0, n) into *out.
+using Launch = void (*)(const float* in, int n, float* out, Scratch& s);
+
+// CUB picks its own algorithm. The first call asks how much temporary storage it needs; that is
+// allocated once and kept, outside the timed region (CUB's own benchmarks do the same).
+void cub_sum(const float* in, int n, float* out, Scratch& s) {
+  size_t bytes = 0;
+  CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, bytes, in, out, n));
+  if (bytes > s.cub_temp.size()) s.cub_temp = tutorial::DeviceBuffer<unsigned char>(bytes);
+  CUDA_CHECK(cub::DeviceReduce::Sum(s.cub_temp.data(), bytes, in, out, n));
+}
+
+struct Step {
+  const char* name;
+  Launch launch;
+};
+const Step kSteps[] = {
+    {"1 interleaved, divergent", [](const float* in, int n, float* out, Scratch& s) {
+       reduction::launch_interleaved_divergent(in, n, out, s.a.data(), s.b.data());
+     }},
+    {"2 interleaved, bank conflicts", [](const float* in, int n, float* out, Scratch& s) {
+       reduction::launch_interleaved_strided(in, n, out, s.a.data(), s.b.data());
+     }},
+    {"3 sequential addressing", [](const float* in, int n, float* out, Scratch& s) {
+       reduction::launch_sequential(in, n, out, s.a.data(), s.b.data());
+     }},
+    {"4 first add during load", [](const float* in, int n, float* out, Scratch& s) {
+       reduction::launch_first_add_during_load(in, n, out, s.a.data(), s.b.data());
+     }},
+    {"5 warp shuffles", [](const float* in, int n, float* out, Scratch& s) {
+       reduction::launch_warp_shuffle(in, n, out, s.a.data(), s.b.data());
+     }},
+    {"6 grid-stride, float4, 2 launches", [](const float* in, int n, float* out, Scratch& s) {
+       reduction::launch_grid_stride(in, n, out, s.a.data());
+     }},
+    {"7 single pass (last block sums)", [](const float* in, int n, float* out, Scratch& s) {
+       reduction::launch_single_pass(in, n, out, s.a.data(), s.counter.data());
+     }},
+    {"CUB DeviceReduce::Sum", cub_sum},
+};
+constexpr int kStepCount = sizeof(kSteps) / sizeof(kSteps[0]);
+const Step& kCub = kSteps[kStepCount - 1];
+
+// Runs one step into a poisoned result (and poisoned scratch) and returns what it computed.
+float run_once(const Step& step, const tutorial::DeviceBuffer<float>& in, int n,
+               tutorial::DeviceBuffer<float>& out, Scratch& scratch) {
+  out.poison();
+  scratch.a.poison();
+  scratch.b.poison();
+  step.launch(in.data(), n, out.data(), scratch);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return out.download()[0];
+}
+
+// Inputs for the exact check: -1, 0 or +1, with every k-th element non-zero, k chosen so that at
+// most 2^24 are. The sum of their absolute values bounds every partial sum: exact in float.
+std::vector<float> exact_inputs(int n, double& expected) {
+  const int k = static_cast<int>((n + (1 << 24) - 1) >> 24);  // ceil(n / 2^24)
+  std::vector<float> v(n, 0.0f);
+  expected = 0.0;
+  for (int i = 0; i < n; i += k) {
+    v[i] = (lab::mix(7, i) & 1) ? 1.0f : -1.0f;
+    expected += v[i];
+  }
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tutorial::Cli cli("07_reduction",
+                    "Sums an array of floats seven ways (Harris's progression), each verified and "
+                    "timed against CUB's DeviceReduce::Sum.");
+  cli.add_int("n", "number of elements", 1 << 28, 1, 1 << 30);
+  cli.add_int("runs", "timed runs per step (the median is reported)", 20, 1, 1000);
+  cli.add_int("step", "run only this step (1-7; 0: all)", 0, 0, kStepCount - 1);
+  cli.add_flag("check-only", "verify every step, time nothing");
+  cli.parse_or_exit(argc, argv);
+  const int n = static_cast<int>(cli.get_int("n"));
+  const int runs = static_cast<int>(cli.get_int("runs"));
+  const int only = static_cast<int>(cli.get_int("step"));
+  const bool check_only = cli.get_flag("check-only");
+
+  tutorial::require_gpu();
+  const size_t bytes = size_t(n) * sizeof(float);
+  tutorial::require_device_memory((check_only ? 1 : 3) * bytes + bytes / 64, "the input, scratch and a copy of --n floats");
+
+  std::printf("Sum of %d floats (%.2f GiB).\n\n", n, bytes / double(1ull << 30));
+  tutorial::DeviceBuffer<float> in(n), out(1);
+  Scratch scratch(n);
+  auto selected = [&](int s) { return only == 0 || s + 1 == only || &kSteps[s] == &kCub; };
+
+  double exact_sum = 0.0;
+  in.upload(exact_inputs(n, exact_sum));
+  tutorial::Verifier verifier;
+  for (int s = 0; s < kStepCount; ++s)
+    if (selected(s))
+      verifier.exact(tutorial::format("step %s, inputs in {-1, 0, 1}, exact sum %.0f", kSteps[s].name, exact_sum),
+                     std::fabs(double(run_once(kSteps[s], in, n, out, scratch)) - exact_sum));
+
+  const std::vector<float> random = lab::uniform(n, 0.0f, 1.0f, 3);
+  double reference = 0.0;
+  for (float v : random) reference += v;
+  in.upload(random);
+  for (int s = 0; s < kStepCount; ++s)
+    if (selected(s))
+      verifier.within(tutorial::format("step %s, uniform [0, 1) inputs vs float64 sum", kSteps[s].name),
+                      std::fabs(double(run_once(kSteps[s], in, n, out, scratch)) - reference) / reference, 1e-5);
+  if (check_only) return verifier.exit_code();
+
+  // Timing: the input is read once (4 bytes an element); the partial sums are a rounding error.
+  const double copy_gbs = tutorial::copy_bandwidth_gbs(bytes, {3, runs});
+  std::vector<double> gbs(kStepCount, 0.0);
+  std::vector<tutorial::Timing> timing(kStepCount);
+  for (int s = 0; s < kStepCount; ++s) {
+    if (!selected(s)) continue;
+    timing[s] = lab::time_step([&] { kSteps[s].launch(in.data(), n, out.data(), scratch); }, runs);
+    gbs[s] = tutorial::gigabytes_per_second(double(bytes), timing[s].median_ms);
+  }
+  const double cub_gbs = gbs[kStepCount - 1];
+  std::printf("\n### Sum of %d floats: %.0f MB read per run; copy bandwidth %.0f GB/s\n\n", n, bytes / 1e6, copy_gbs);
+  tutorial::Table table({"Step", "Time", "GB/s", "% of CUB", "% of copy"});
+  double best = 0.0;
+  for (int s = 0; s < kStepCount; ++s) {
+    if (!selected(s)) continue;
+    if (&kSteps[s] != &kCub) best = std::max(best, gbs[s]);
+    table.add_row({kSteps[s].name, tutorial::format_time(timing[s].median_ms), tutorial::format("%.0f", gbs[s]),
+                   lab::percent(gbs[s], cub_gbs), lab::percent(gbs[s], copy_gbs)});
+  }
+  table.print();
+  std::printf("\nGoal: >= 95%% of CUB. Best step: %s (%s).\n", lab::percent(best, cub_gbs).c_str(),
+              best >= 0.95 * cub_gbs ? "met" : "not met");
+  return verifier.exit_code();
+}

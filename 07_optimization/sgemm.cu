@@ -1,0 +1,233 @@
+// Chapter 07, part 3: SGEMM (fp32 C = alpha * A * B + beta * C, row-major), from a naive kernel
+// to warp tiling, step by step against cuBLAS in the same run.
+//
+// Checks for every step, each on a freshly prepared C:
+//  - exact: A and B hold whole numbers in -2..2, so every partial dot product is a whole number
+//    of size <= 4 * K, which float holds exactly in any order of addition. With beta = 0 and C
+//    poisoned (NaN) first, every element must be written, and equal the reference bit for bit.
+//  - random: A, B, C uniform in [-1, 1), alpha = 1.5, beta = -0.5, relative error (2-norm) <= 1e-5
+//    against the reference.
+// The reference is a float64 product on the CPU when M * N * K <= 2^30. Above that (4096^3 would
+// take minutes) it is cuBLAS in pedantic fp32 mode, itself checked against the CPU on sampled
+// elements of C.
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+
+#include <cublas_v2.h>
+
+#include <tutorial/buffer.cuh>
+#include <tutorial/cli.hpp>
+#include <tutorial/device.cuh>
+#include <tutorial/verify.hpp>
+
+#include "lab.cuh"
+#include "sgemm/01_naive.cuh"
+#include "sgemm/02_coalesced.cuh"
+#include "sgemm/03_shared_tiling.cuh"
+#include "sgemm/04_1d_blocktiling.cuh"
+#include "sgemm/05_2d_blocktiling.cuh"
+#include "sgemm/06_vectorized.cuh"
+#include "sgemm/07_warptiling.cuh"
+#include "sgemm/08_double_buffering.cuh"
+
+namespace {
+
+void check_cublas(cublasStatus_t status, const char* call, int line) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  std::fprintf(stderr, "cuBLAS call failed: %s\n  at %s:%d\n  %s\n", call, __FILE__, line,
+               cublasGetStatusString(status));
+  std::exit(tutorial::kExitFailure);
+}
+#define CUBLAS_CHECK(call) check_cublas((call), #call, __LINE__)
+
+// cuBLAS, in one math mode. cuBLAS is column-major; a row-major M x N matrix is the same memory
+// as a column-major N x M matrix, its transpose. So ask for C^T = B^T * A^T (N x M): no copies.
+struct Cublas {
+  cublasHandle_t handle = nullptr;
+  explicit Cublas(cublasMath_t mode) {
+    CUBLAS_CHECK(cublasCreate(&handle));
+    CUBLAS_CHECK(cublasSetMathMode(handle, mode));
+  }
+  ~Cublas() { cublasDestroy(handle); }
+  void operator()(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) const {
+    CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, N, A, K, &beta, C, N));
+  }
+};
+
+struct Step {
+  std::string name;
+  std::function<void(int, int, int, float, const float*, const float*, float, float*)> launch;
+};
+
+// Row-major float64 product alpha * A * B + beta * C0 on the CPU (i-k-j order: the inner loop
+// runs along rows of B and C, contiguous in memory).
+std::vector<double> cpu_gemm(int M, int N, int K, double alpha, const std::vector<float>& A,
+                             const std::vector<float>& B, double beta, const std::vector<float>& C0) {
+  std::vector<double> C(size_t(M) * N), row(N);
+  for (int i = 0; i < M; ++i) {
+    std::fill(row.begin(), row.end(), 0.0);
+    for (int k = 0; k < K; ++k) {
+      const double a = A[size_t(i) * K + k];
+      const float* b = &B[size_t(k) * N];
+      for (int j = 0; j < N; ++j) row[j] += a * b[j];
+    }
+    for (int j = 0; j < N; ++j)
+      C[size_t(i) * N + j] = alpha * row[j] + (beta == 0.0 ? 0.0 : beta * C0[size_t(i) * N + j]);
+  }
+  return C;
+}
+
+// One element of the same product, for spot checks at sizes too large for cpu_gemm.
+double cpu_element(int N, int K, double alpha, const std::vector<float>& A, const std::vector<float>& B, double beta,
+                   const std::vector<float>& C0, int i, int j) {
+  double dot = 0.0;
+  for (int k = 0; k < K; ++k) dot += double(A[size_t(i) * K + k]) * B[size_t(k) * N + j];
+  return alpha * dot + (beta == 0.0 ? 0.0 : beta * C0[size_t(i) * N + j]);
+}
+
+// One test problem on the device, with its inputs kept on the host for reference checks.
+struct Problem {
+  int M, N, K;
+  float alpha, beta;
+  std::vector<float> A, B, C0;  // host copies
+  tutorial::DeviceBuffer<float> dA, dB, dC0;
+
+  Problem(int m, int n, int k, float al, float be, std::vector<float> a, std::vector<float> b, std::vector<float> c0)
+      : M(m), N(n), K(k), alpha(al), beta(be), A(std::move(a)), B(std::move(b)), C0(std::move(c0)),
+        dA(A.size()), dB(B.size()), dC0(C0.size()) {
+    dA.upload(A);
+    dB.upload(B);
+    dC0.upload(C0);
+  }
+  // Runs \p step into C: poisoned when beta == 0 (C is output only), else a copy of C0.
+  std::vector<float> run(const Step& step, tutorial::DeviceBuffer<float>& C) const {
+    if (beta == 0.0f)
+      C.poison();
+    else
+      CUDA_CHECK(cudaMemcpy(C.data(), dC0.data(), C.bytes(), cudaMemcpyDeviceToDevice));
+    step.launch(M, N, K, alpha, dA.data(), dB.data(), beta, C.data());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return C.download();
+  }
+};
+
+// The reference result for \p p: float64 on the CPU if small enough, else \p reference_step
+// (cuBLAS pedantic), spot-checked against the CPU at up to 4096 sampled elements.
+std::vector<double> reference(const Problem& p, const Step& reference_step, tutorial::DeviceBuffer<float>& C,
+                              bool exact, tutorial::Verifier& verifier) {
+  if (double(p.M) * p.N * p.K <= double(1 << 30)) return cpu_gemm(p.M, p.N, p.K, p.alpha, p.A, p.B, p.beta, p.C0);
+  const std::vector<float> got = p.run(reference_step, C);
+  const size_t count = got.size(), samples = std::min<size_t>(count, 4096);
+  std::vector<double> want(samples), sampled(samples);
+  for (size_t s = 0; s < samples; ++s) {
+    const size_t e = lab::mix(11, s) % count;
+    want[s] = cpu_element(p.N, p.K, p.alpha, p.A, p.B, p.beta, p.C0, int(e / p.N), int(e % p.N));
+    sampled[s] = got[e];
+  }
+  const std::string what = reference_step.name + " as the reference, vs CPU float64 at sampled elements";
+  if (exact)
+    verifier.exact(what, tutorial::max_abs_error(sampled.data(), want.data(), samples));
+  else
+    verifier.within(what, tutorial::relative_error(sampled.data(), want.data(), samples), 1e-5);
+  return std::vector<double>(got.begin(), got.end());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tutorial::Cli cli("07_sgemm",
+                    "fp32 matrix multiply C = alpha*A*B + beta*C (row-major), eight kernels from naive to "
+                    "warp tiling, each verified and timed against cuBLAS.");
+  cli.add_int("m", "rows of A and C", 4096, 1, 16384);
+  cli.add_int("n", "columns of B and C", 4096, 1, 16384);
+  cli.add_int("k", "columns of A, rows of B", 4096, 1, 16384);
+  cli.add_int("runs", "most timed runs per step (slow steps get fewer; the median is reported)", 20, 1, 1000);
+  cli.add_int("step", "run only this step (1-8; 0: all); cuBLAS always runs", 0, 0, 8);
+  cli.add_flag("check-only", "verify every step, time nothing");
+  cli.parse_or_exit(argc, argv);
+  const int M = static_cast<int>(cli.get_int("m")), N = static_cast<int>(cli.get_int("n")),
+            K = static_cast<int>(cli.get_int("k"));
+  const int runs = static_cast<int>(cli.get_int("runs")), only = static_cast<int>(cli.get_int("step"));
+  const bool check_only = cli.get_flag("check-only");
+
+  tutorial::require_gpu();
+  // Device: A, B, C0 for the exact problem and the random one, and C.
+  const double floats = 2.0 * (double(M) * K + double(K) * N + double(M) * N) + double(M) * N;
+  tutorial::require_device_memory(size_t(floats * sizeof(float)), "A, B and C for --m, --n, --k");
+
+  std::printf("SGEMM, row-major: C (%d x %d) = alpha * A (%d x %d) * B (%d x %d) + beta * C\n\n", M, N, M, K, K, N);
+  const Cublas pedantic(CUBLAS_PEDANTIC_MATH), default_math(CUBLAS_DEFAULT_MATH);
+  const std::vector<Step> all = {
+      {"cuBLAS, pedantic fp32", std::cref(pedantic)},
+      {"cuBLAS, default math", std::cref(default_math)},
+      {"1 naive", sgemm::launch_naive},
+      {"2 coalesced", sgemm::launch_coalesced},
+      {"3 shared-memory tiling", sgemm::launch_shared_tiling},
+      {"4 1-D register tiling", sgemm::launch_1d_blocktiling},
+      {"5 2-D register tiling", sgemm::launch_2d_blocktiling},
+      {"6 float4, transposed A tile", sgemm::launch_vectorized},
+      {"7 warp tiling", sgemm::launch_warptiling},
+      {"8 double buffering", sgemm::launch_double_buffered},
+  };
+  std::vector<const Step*> steps;  // cuBLAS, and the steps asked for
+  for (size_t s = 0; s < all.size(); ++s)
+    if (s < 2 || only == 0 || int(s) - 1 == only) steps.push_back(&all[s]);
+
+  tutorial::DeviceBuffer<float> C(size_t(M) * N);
+  tutorial::Verifier verifier;
+  const size_t a_size = size_t(M) * K, b_size = size_t(K) * N, c_size = size_t(M) * N;
+  {
+    const Problem exact(M, N, K, 1.0f, 0.0f, lab::small_integers(a_size, -2, 2, 1),
+                        lab::small_integers(b_size, -2, 2, 2), std::vector<float>(c_size, 0.0f));
+    const bool cpu = double(M) * N * K <= double(1 << 30);
+    const std::vector<double> want = reference(exact, all[0], C, true, verifier);
+    for (const Step* step : steps) {
+      if (!cpu && step == &all[0]) continue;  // it is the reference: checked above
+      const std::vector<float> got = exact.run(*step, C);
+      verifier.exact(step->name + ", whole numbers in -2..2, beta = 0, C poisoned",
+                     tutorial::max_abs_error(got.data(), want.data(), c_size));
+    }
+  }
+  {
+    const Problem random(M, N, K, 1.5f, -0.5f, lab::uniform(a_size, -1, 1, 3), lab::uniform(b_size, -1, 1, 4),
+                         lab::uniform(c_size, -1, 1, 5));
+    const bool cpu = double(M) * N * K <= double(1 << 30);
+    const std::vector<double> want = reference(random, all[0], C, false, verifier);
+    for (const Step* step : steps) {
+      if (!cpu && step == &all[0]) continue;
+      const std::vector<float> got = random.run(*step, C);
+      // TF32 keeps 10 mantissa bits: its error here would be ~1e-3, far above the tolerance. So
+      // this also tells whether cuBLAS's default math mode used TF32 tensor cores for SGEMM.
+      verifier.within(step->name + ", uniform [-1, 1), alpha = 1.5, beta = -0.5",
+                      tutorial::relative_error(got.data(), want.data(), c_size), 1e-5);
+    }
+  }
+  if (check_only) return verifier.exit_code();
+
+  // Timing: random inputs, alpha = 1, beta = 0 (the usual benchmark), 2*M*N*K flops a run.
+  const auto A = lab::uniform(a_size, -1, 1, 6), B = lab::uniform(b_size, -1, 1, 7);
+  tutorial::DeviceBuffer<float> dA(a_size), dB(b_size);
+  dA.upload(A);
+  dB.upload(B);
+  const double flops = 2.0 * M * N * K;
+  std::vector<double> tflops(steps.size());
+  std::vector<tutorial::Timing> timing(steps.size());
+  for (size_t s = 0; s < steps.size(); ++s) {
+    timing[s] = lab::time_step([&] { steps[s]->launch(M, N, K, 1.0f, dA.data(), dB.data(), 0.0f, C.data()); }, runs);
+    tflops[s] = flops / (timing[s].median_ms * 1e9);
+  }
+  std::printf("\n### SGEMM fp32, M = %d, N = %d, K = %d: %.1f GFLOP per run\n\n", M, N, K, flops / 1e9);
+  tutorial::Table table({"Step", "Time", "TFLOP/s", "% of cuBLAS", "runs"});
+  double best = 0.0;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    if (s >= 2) best = std::max(best, tflops[s]);
+    table.add_row({steps[s]->name, tutorial::format_time(timing[s].median_ms), tutorial::format("%.2f", tflops[s]),
+                   lab::percent(tflops[s], tflops[0]), std::to_string(timing[s].runs)});
+  }
+  table.print();
+  std::printf("\nGoal: >= 80%% of cuBLAS (pedantic fp32). Best step: %s (%s).\n",
+              lab::percent(best, tflops[0]).c_str(), best >= 0.8 * tflops[0] ? "met" : "not met");
+  return verifier.exit_code();
+}
