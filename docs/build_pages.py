@@ -229,7 +229,11 @@ class Converter:
                     out.append(self.escape_text(ticks))
                     pos += len(ticks)
                 else:
-                    out.append(rest[: end + len(ticks)])
+                    span = rest[: end + len(ticks)]
+                    if ticks == "`" and "'" in span:
+                        # Doxygen 1.9.4 reads `text' as a quotation, not code: use double backticks
+                        span = "``" + span[1:-1] + "``"
+                    out.append(span)
                     pos += end + len(ticks)
                 continue
             for regex, handler in ((self.LINK, self._link_match), (self.AUTOLINK, lambda b, m: m.group(0)),
@@ -245,6 +249,12 @@ class Converter:
                 out.append(self.escape_text(m.group(0)))
                 pos += len(m.group(0))
         return "".join(out)
+
+    @staticmethod
+    def code_emphasis(line):
+        """**`code`** as <b>: Doxygen 1.9.4 leaves emphasis that starts with a code span as text."""
+        line = re.sub(r"(\*\*|__)(`[^`].*?)\1", r"<b>\2</b>", line)
+        return re.sub(r"(?<![*\w])([*_])(`[^`].*?)\1(?![*\w])", r"<em>\2</em>", line)
 
     def _link_match(self, base, m):
         bang, text, target = m.group(1), m.group(2), m.group(3)
@@ -310,14 +320,14 @@ class Converter:
                           if (m.group(2) or m.group(1)).lower() in refs else m.group(0), line)
             heading = re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", line)
             if heading:
-                text = self.inline(base, re.sub(r"\{#[\w-]+\}\s*$", "", heading.group(2)))
+                text = self.inline(base, self.code_emphasis(re.sub(r"\{#[\w-]+\}\s*$", "", heading.group(2))))
                 if not titled and len(heading.group(1)) == 1:
                     out.append("# %s {#%s}" % (text, label))
                     titled = True
                 else:
                     out.append("#" * min(6, len(heading.group(1)) + demote) + " " + text)
                 continue
-            out.append(self.inline(base, line))
+            out.append(self.inline(base, self.code_emphasis(line)))
         if not titled:
             out.insert(0, "# %s {#%s}\n" % (self.escape_text(path.stem), label))
         return out
