@@ -209,7 +209,7 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaDeviceGetAttribute(&concurrent_managed_access, cudaDevAttrConcurrentManagedAccess,
                                     device.id));
   struct Config {
-    const char* phase;  // also the NVTX range that scripts/ncu_add.sh filters on
+    const char* phase;  // also its NVTX range (ncu_add.sh filters on "add many blocks")
     int blocks, threads;
     tutorial::TimingPlan plan;
     ThreeClocks clocks;
@@ -266,7 +266,8 @@ int main(int argc, char** argv) {
               tutorial::format_time(configs.front().clocks.events).c_str());
 
   const std::vector<trace::SummaryRow> kernels = trace::summarize(events, trace::Track::kKernel);
-  std::printf("\nOne kernel, three clocks (medians). Only the last two measure the kernel:\n\n");
+  std::printf("\nOne kernel, three clocks (medians): the first times only the launch, the second adds\n"
+              "the launch and the wait to the kernel, CUDA events and CUPTI time the kernel alone.\n\n");
   tutorial::Table table({"Launch", "Timed runs", "CPU clock, launch only", "CPU clock, launch + sync",
                          "CUDA events", "CUPTI kernel time (median of all launches)"});
   for (const Config& config : configs) {
