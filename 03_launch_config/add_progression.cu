@@ -8,6 +8,7 @@
 //     share of a device-to-device cudaMemcpy measured in the same run, with the
 //     grid-stride kernel at several grid sizes, because the best grid is
 //     something to measure, not to guess.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -67,8 +68,8 @@ tutorial::Timing verify_and_time(const Variant& v, Arrays& a, tutorial::Verifier
 int main(int argc, char** argv) {
   tutorial::Cli cli("03_add_progression",
                     "z = x + y from one GPU thread to the whole GPU: four kernels, verified and timed.");
-  cli.add_int("n", "elements for the progression table (<<<1, 1>>> takes ~90 ms per million)",
-              1 << 20, 1, 1 << 24);
+  cli.add_int("n", "elements for the progression table (<<<1, 1>>> takes ~90 ms per million)", 1 << 20,
+              1, 1 << 24);
   cli.add_int("big-n", "elements for the bandwidth table (3 arrays of floats)", 1 << 28, 1, 1LL << 30);
   cli.add_int("block", "threads per block for every kernel but <<<1, 1>>>", 256, 1, 1024);
   cli.add_int("runs", "timed runs per kernel; the median is reported", 20, 1, 1000);
@@ -107,7 +108,8 @@ int main(int argc, char** argv) {
         {"add_grid_stride", add_grid_stride, wave, block, "grid-stride, one wave of blocks"},
     };
     Arrays a(n);
-    tutorial::Table table({"kernel", "launch", "what", "runs", "time (median)", "speedup over <<<1, 1>>>"});
+    tutorial::Table table(
+        {"kernel", "launch", "what", "runs", "time (median)", "speedup over <<<1, 1>>>"});
     double best_speedup = 0;
     for (const Variant& v : progression) {
       // <<<1, 1>>> takes ~90 ms per million elements: a few runs are plenty.
@@ -130,12 +132,14 @@ int main(int argc, char** argv) {
 
   // ---- Part 2: bandwidth at a size that fills the chip ------------------------
   const size_t bytes_per_call = 3 * big_n * sizeof(float);  // 2 reads + 1 write per element
-  std::printf("\nPart 2: z = x + y on %zu floats: %.2f GiB moved per call (2 reads + 1 write per element)\n",
-              big_n, bytes_per_call / double(1ull << 30));
-  std::printf("Left out: add_one_thread and add_one_block, which at this size would take about "
-              "%s and %s per call (part 1's times, scaled).\n",
-              tutorial::format_time(one_thread_ms * big_n / n).c_str(),
-              tutorial::format_time(one_block_ms * big_n / n).c_str());
+  std::printf(
+      "\nPart 2: z = x + y on %zu floats: %.2f GiB moved per call (2 reads + 1 write per element)\n",
+      big_n, bytes_per_call / double(1ull << 30));
+  std::printf(
+      "Left out: add_one_thread and add_one_block, which at this size would take about "
+      "%s and %s per call (part 1's times, scaled).\n",
+      tutorial::format_time(one_thread_ms * big_n / n).c_str(),
+      tutorial::format_time(one_block_ms * big_n / n).c_str());
 
   // The limit to compare with, measured now on this GPU: a device-to-device copy
   // of one array, counting bytes read plus bytes written like the kernels do.
@@ -175,7 +179,8 @@ int main(int argc, char** argv) {
   table.print();
   const double best_share = best_gbs / copy_gbs;
   if (big_n == 1 << 28)  // the course's goal is stated for 2^28 elements
-      std::printf("\nGoal: at least 90%% of copy bandwidth: best %.1f%% (%s), %s\n", 100 * best_share,
-                best.c_str(), best_share >= 0.9 ? "met" : "NOT met (chapter 07's float4 version closes the gap)");
+    std::printf("\nGoal: at least 90%% of copy bandwidth: best %.1f%% (%s), %s\n", 100 * best_share,
+                best.c_str(),
+                best_share >= 0.9 ? "met" : "NOT met (chapter 07's float4 version closes the gap)");
   return verifier.exit_code();
 }

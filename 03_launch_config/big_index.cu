@@ -47,7 +47,8 @@ __global__ void write_int_index(uint8_t* out, size_t n) {
 // Counts the elements that do not hold pattern(i) and finds the largest
 // |out[i] - pattern(i)|, in one pass on the GPU (n bytes would take seconds to
 // copy to the host and check there).
-__global__ void check_pattern(const uint8_t* out, size_t n, unsigned long long* mismatches, unsigned* worst) {
+__global__ void check_pattern(const uint8_t* out, size_t n, unsigned long long* mismatches,
+                              unsigned* worst) {
   unsigned long long count = 0;
   unsigned largest = 0;
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
@@ -82,7 +83,8 @@ CheckResult check_on_gpu(const tutorial::DeviceBuffer<uint8_t>& out, size_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  tutorial::Cli cli("03_big_index", "Index arithmetic past 2^31 elements: 64-bit indices, checked on the GPU.");
+  tutorial::Cli cli("03_big_index",
+                    "Index arithmetic past 2^31 elements: 64-bit indices, checked on the GPU.");
   cli.add_int("n", "bytes to write (the default is 2^32 + 3)", (1LL << 32) + 3, 1, 1LL << 36);
   cli.add_int("block", "threads per block", 256, 1, 1024);
   cli.parse_or_exit(argc, argv);
@@ -94,17 +96,21 @@ int main(int argc, char** argv) {
   // instead of running a smaller one.
   const size_t headroom = 256ull << 20;
   if (n + headroom > gpu.free_memory) {
-    std::fprintf(stderr, "03_big_index needs %.2f GiB of GPU memory for --n %zu, but %.2f GiB is free: "
+    std::fprintf(stderr,
+                 "03_big_index needs %.2f GiB of GPU memory for --n %zu, but %.2f GiB is free: "
                  "skipping (exit %d). Try a smaller --n.\n",
-                 (n + headroom) / double(1ull << 30), n, gpu.free_memory / double(1ull << 30), tutorial::kExitNoGpu);
+                 (n + headroom) / double(1ull << 30), n, gpu.free_memory / double(1ull << 30),
+                 tutorial::kExitNoGpu);
     return tutorial::kExitNoGpu;
   }
   const size_t blocks = (n + block - 1) / block;
   int max_grid_x = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&max_grid_x, cudaDevAttrMaxGridDimX, gpu.id));
   if (blocks > static_cast<size_t>(max_grid_x)) {
-    std::fprintf(stderr, "--n %zu / --block %u needs %zu blocks, more than this GPU's %d in x: use a larger --block.\n",
-                 n, block, blocks, max_grid_x);
+    std::fprintf(
+        stderr,
+        "--n %zu / --block %u needs %zu blocks, more than this GPU's %d in x: use a larger --block.\n",
+        n, block, blocks, max_grid_x);
     return tutorial::kExitUsage;
   }
   std::printf("\n%zu bytes (%.2f GiB), %s 2^31 and %s 2^32\n", n, n / double(1ull << 30),
@@ -125,7 +131,8 @@ int main(int argc, char** argv) {
   out.poison();
   write_grid_stride<<<grid, block>>>(out.data(), n);
   CUDA_CHECK_LAUNCH();
-  verifier.exact(tutorial::format("write_grid_stride<<<%u, %u>>>, every byte", grid, block), check_on_gpu(out, n).worst);
+  verifier.exact(tutorial::format("write_grid_stride<<<%u, %u>>>, every byte", grid, block),
+                 check_on_gpu(out, n).worst);
 
   // The int index: every element from 2^31 on is left unwritten (threads past
   // 2^32 wrap around to small non-negative indices and rewrite the first bytes
@@ -135,8 +142,9 @@ int main(int argc, char** argv) {
   CUDA_CHECK_LAUNCH();
   const unsigned long long unwritten = check_on_gpu(out, n).mismatches;
   const unsigned long long predicted = n > (1ull << 31) ? n - (1ull << 31) : 0;
-  std::printf("\nwrite_int_index (int i = blockIdx.x * blockDim.x + threadIdx.x): %llu of %zu bytes wrong\n",
-              unwritten, n);
+  std::printf(
+      "\nwrite_int_index (int i = blockIdx.x * blockDim.x + threadIdx.x): %llu of %zu bytes wrong\n",
+      unwritten, n);
   verifier.expect(tutorial::format("the int index gets exactly n - 2^31 = %llu bytes wrong", predicted),
                   unwritten == predicted);
   return verifier.exit_code();

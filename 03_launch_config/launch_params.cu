@@ -6,6 +6,7 @@
 //           whose tile size is chosen at run time;
 //   S       a stream: two independent jobs in two streams run at the same time.
 // Every result is checked exactly; the transposes and the streams are timed.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -29,7 +30,8 @@
 __global__ void transpose_naive(int rows, int cols, const unsigned* in, unsigned* out) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   const int r = blockIdx.y * blockDim.y + threadIdx.y;
-  if (r < rows && c < cols) out[static_cast<size_t>(c) * rows + r] = in[static_cast<size_t>(r) * cols + c];
+  if (r < rows && c < cols)
+    out[static_cast<size_t>(c) * rows + r] = in[static_cast<size_t>(r) * cols + c];
 }
 // The reads above are coalesced, the writes are not: neighbouring threads write
 // `rows` elements apart, so every 4-byte store touches its own 32-byte sector.
@@ -39,19 +41,22 @@ __global__ void transpose_naive(int rows, int cols, const unsigned* in, unsigned
 // writes it out transposed, so that both the global reads and the global writes
 // go along rows. The tile size is a run-time value, so the array cannot be
 // declared with a size: `extern __shared__` gets the Ns bytes of the launch.
-// Each row of the tile is padded by one element so that a warp reading a column
-// of the tile hits 32 different shared-memory banks.
+// Each row of the tile is padded by one element: without it, the elements of a
+// column of a 32 x 32 tile all sit in the same one of the 32 shared-memory banks,
+// and a warp reading that column is served one element at a time.
 __global__ void transpose_tiled(int rows, int cols, const unsigned* in, unsigned* out) {
   extern __shared__ unsigned tile[];  // blockDim.y rows of (blockDim.x + 1)
   const int t = blockDim.x;           // square tiles: blockDim.x == blockDim.y
   const int pitch = t + 1;
   int c = blockIdx.x * t + threadIdx.x;
   int r = blockIdx.y * t + threadIdx.y;
-  if (r < rows && c < cols) tile[threadIdx.y * pitch + threadIdx.x] = in[static_cast<size_t>(r) * cols + c];
+  if (r < rows && c < cols)
+    tile[threadIdx.y * pitch + threadIdx.x] = in[static_cast<size_t>(r) * cols + c];
   __syncthreads();  // the whole tile is loaded before anyone reads another thread's element
   c = blockIdx.y * t + threadIdx.x;  // column of `out` = row of `in`
   r = blockIdx.x * t + threadIdx.y;  // row of `out` = column of `in`
-  if (r < cols && c < rows) out[static_cast<size_t>(r) * rows + c] = tile[threadIdx.x * pitch + threadIdx.y];
+  if (r < cols && c < rows)
+    out[static_cast<size_t>(r) * rows + c] = tile[threadIdx.x * pitch + threadIdx.y];
 }
 
 // ---- S: streams ---------------------------------------------------------------
@@ -103,12 +108,13 @@ struct Job {
 };
 
 /// Dg, Db and Ns: both transposes on a rows x cols matrix, checked exactly and timed.
-void transpose_demo(int rows, int cols, int tile, tutorial::TimingPlan plan, tutorial::Verifier& verifier) {
+void transpose_demo(int rows, int cols, int tile, tutorial::TimingPlan plan,
+                    tutorial::Verifier& verifier) {
   const size_t elements = static_cast<size_t>(rows) * cols;
   std::printf("\nTranspose of a %d x %d matrix of 32-bit integers\n", rows, cols);
   std::vector<unsigned> host(elements), want(elements);
   for (size_t i = 0; i < elements; ++i) host[i] = static_cast<unsigned>(i);  // all different, exact
-  for (int r = 0; r < rows; ++r)  // the CPU reference
+  for (int r = 0; r < rows; ++r)                                             // the CPU reference
     for (int c = 0; c < cols; ++c)
       want[static_cast<size_t>(c) * rows + r] = host[static_cast<size_t>(r) * cols + c];
   tutorial::DeviceBuffer<unsigned> in(elements), out(elements);
@@ -117,8 +123,8 @@ void transpose_demo(int rows, int cols, int tile, tutorial::TimingPlan plan, tut
   const dim3 block(tile, tile);                                         // Db: tile x tile threads
   const dim3 grid((cols + tile - 1) / tile, (rows + tile - 1) / tile);  // Dg: rounded up to whole blocks
   const size_t shared_bytes = static_cast<size_t>(tile) * (tile + 1) * sizeof(unsigned);  // Ns
-  std::printf("Dg = (%u, %u) blocks, Db = (%u, %u) threads, Ns = %zu bytes for the tiled kernel\n", grid.x,
-              grid.y, block.x, block.y, shared_bytes);
+  std::printf("Dg = (%u, %u) blocks, Db = (%u, %u) threads, Ns = %zu bytes for the tiled kernel\n",
+              grid.x, grid.y, block.x, block.y, shared_bytes);
 
   auto naive = [&] {
     transpose_naive<<<grid, block>>>(rows, cols, in.data(), out.data());
@@ -138,9 +144,10 @@ void transpose_demo(int rows, int cols, int tile, tutorial::TimingPlan plan, tut
                    tutorial::max_abs_error(out.download().data(), want.data(), elements));
     const double ms = tutorial::time_gpu(launch, plan).median_ms;
     const double gbs = tutorial::gigabytes_per_second(bytes, ms);
-    table.add_row({name, tutorial::format("<<<(%u, %u), (%u, %u), %zu>>>", grid.x, grid.y, block.x, block.y, ns),
-                   tutorial::format_time(ms), tutorial::format("%.0f", gbs),
-                   tutorial::format("%.1f%%", 100 * gbs / copy_gbs)});
+    table.add_row(
+        {name, tutorial::format("<<<(%u, %u), (%u, %u), %zu>>>", grid.x, grid.y, block.x, block.y, ns),
+         tutorial::format_time(ms), tutorial::format("%.0f", gbs),
+         tutorial::format("%.1f%%", 100 * gbs / copy_gbs)});
   };
   verify_and_time(naive, "transpose_naive", 0);
   verify_and_time(tiled, "transpose_tiled", shared_bytes);
@@ -196,8 +203,9 @@ void streams_demo(size_t n, int sm_count, tutorial::TimingPlan plan, tutorial::V
     };
     const double one_ms = verify_and_time(one_stream, "one stream");
     const double two_ms = verify_and_time(two_streams, "two streams");
-    table.add_row({size.what, tutorial::format("<<<%u, 256, 0, s>>>", size.grid), tutorial::format_time(one_ms),
-                   tutorial::format_time(two_ms), tutorial::format("%.2fx", one_ms / two_ms)});
+    table.add_row({size.what, tutorial::format("<<<%u, 256, 0, s>>>", size.grid),
+                   tutorial::format_time(one_ms), tutorial::format_time(two_ms),
+                   tutorial::format("%.2fx", one_ms / two_ms)});
   }
   std::printf("\n");
   table.print();
@@ -226,7 +234,8 @@ int main(int argc, char** argv) {
   };
   const size_t elements = static_cast<size_t>(rows) * cols;
   if (elements > (1u << 28))
-    return usage_error(tutorial::format("--rows x --cols must be at most 2^28 elements (got %zu)", elements));
+    return usage_error(
+        tutorial::format("--rows x --cols must be at most 2^28 elements (got %zu)", elements));
 
   const tutorial::DeviceInfo gpu = tutorial::require_gpu();
   // The grid's y dimension is limited to 65535 blocks (read from the device):
@@ -235,12 +244,14 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaDeviceGetAttribute(&max_grid_y, cudaDevAttrMaxGridDimY, gpu.id));
   const int blocks_y = (rows + tile - 1) / tile;
   if (blocks_y > max_grid_y)
-    return usage_error(tutorial::format("--rows %d / --tile %d needs %d blocks in y, more than this GPU's %d: "
-                                        "use a larger --tile",
-                                        rows, tile, blocks_y, max_grid_y));
+    return usage_error(
+        tutorial::format("--rows %d / --tile %d needs %d blocks in y, more than this GPU's %d: "
+                         "use a larger --tile",
+                         rows, tile, blocks_y, max_grid_y));
   // Largest moment: the two matrices plus the copy benchmark's two buffers.
-  tutorial::require_device_memory(std::max(4 * elements * sizeof(unsigned), 6 * stream_n * sizeof(float)),
-                                  "the matrices or the stream jobs' arrays");
+  tutorial::require_device_memory(
+      std::max(4 * elements * sizeof(unsigned), 6 * stream_n * sizeof(float)),
+      "the matrices or the stream jobs' arrays");
 
   tutorial::Verifier verifier;
   transpose_demo(rows, cols, tile, plan, verifier);

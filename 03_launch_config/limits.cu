@@ -25,8 +25,8 @@
 // Each block writes a 1 in its own slot, so the host can check that every block
 // of a 1-, 2- or 3-D grid ran exactly where it should.
 __global__ void mark_blocks(unsigned* marks) {
-  const size_t block =
-      blockIdx.x + static_cast<size_t>(gridDim.x) * (blockIdx.y + static_cast<size_t>(gridDim.y) * blockIdx.z);
+  const size_t block = blockIdx.x + static_cast<size_t>(gridDim.x) *
+                                        (blockIdx.y + static_cast<size_t>(gridDim.y) * blockIdx.z);
   if (threadIdx.x == 0) marks[block] = 1;
 }
 
@@ -59,14 +59,16 @@ void check_grid(dim3 grid, const std::string& what, tutorial::Verifier& verifier
   marks.poison();
   mark_blocks<<<grid, 32>>>(marks.data());
   CUDA_CHECK_LAUNCH();
-  verifier.exact(what + ", every block ran", tutorial::max_abs_error_from(marks.download().data(), 1.0, blocks));
+  verifier.exact(what + ", every block ran",
+                 tutorial::max_abs_error_from(marks.download().data(), 1.0, blocks));
 }
 
 /// Dynamic shared memory: the default limit, the opt-in, and a launch that uses all of it.
 void check_shared_memory_opt_in(int device, tutorial::Verifier& verifier) {
   const int optin = attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
   // Past the default 48 KiB a kernel must ask for more, once, before its launch.
-  CUDA_CHECK(cudaFuncSetAttribute(reverse_through_shared, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+  CUDA_CHECK(
+      cudaFuncSetAttribute(reverse_through_shared, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
   const int words = optin / static_cast<int>(sizeof(unsigned));
   tutorial::DeviceBuffer<unsigned> out(words);
   out.poison();
@@ -75,7 +77,8 @@ void check_shared_memory_opt_in(int device, tutorial::Verifier& verifier) {
   std::vector<unsigned> want(words);
   for (int i = 0; i < words; ++i) want[i] = words - 1 - i;
   verifier.exact(tutorial::format("<<<1, 1024, %d>>> after cudaFuncSetAttribute(..., "
-                                  "cudaFuncAttributeMaxDynamicSharedMemorySize, %d)", optin, optin),
+                                  "cudaFuncAttributeMaxDynamicSharedMemorySize, %d)",
+                                  optin, optin),
                  tutorial::max_abs_error(out.download().data(), want.data(), words));
 }
 
@@ -97,9 +100,12 @@ void show_limits(int device, tutorial::Verifier& verifier) {
       "the notes: z is always 1; grids are 3-D since compute capability 2.0");
   row("warp size (threads)", "cudaDevAttrWarpSize", cudaDevAttrWarpSize, "");
   row("SMs", "cudaDevAttrMultiProcessorCount", cudaDevAttrMultiProcessorCount, "");
-  row("threads per SM", "cudaDevAttrMaxThreadsPerMultiProcessor", cudaDevAttrMaxThreadsPerMultiProcessor, "");
-  row("blocks per SM", "cudaDevAttrMaxBlocksPerMultiprocessor", cudaDevAttrMaxBlocksPerMultiprocessor, "");
-  row("registers per block", "cudaDevAttrMaxRegistersPerBlock", cudaDevAttrMaxRegistersPerBlock, "32-bit");
+  row("threads per SM", "cudaDevAttrMaxThreadsPerMultiProcessor", cudaDevAttrMaxThreadsPerMultiProcessor,
+      "");
+  row("blocks per SM", "cudaDevAttrMaxBlocksPerMultiprocessor", cudaDevAttrMaxBlocksPerMultiprocessor,
+      "");
+  row("registers per block", "cudaDevAttrMaxRegistersPerBlock", cudaDevAttrMaxRegistersPerBlock,
+      "32-bit");
   row("shared memory per block (bytes)", "cudaDevAttrMaxSharedMemoryPerBlock",
       cudaDevAttrMaxSharedMemoryPerBlock, "without opt-in");
   row("shared memory per block, opt-in", "cudaDevAttrMaxSharedMemoryPerBlockOptin",
@@ -111,11 +117,13 @@ void show_limits(int device, tutorial::Verifier& verifier) {
   // Occupancy: how many threads of the add kernel each SM can hold at once.
   int suggested_grid = 0, suggested_block = 0;
   CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(&suggested_grid, &suggested_block, add_grid_stride));
-  std::printf("\ncudaOccupancyMaxPotentialBlockSize(add_grid_stride) suggests <<<%d, %d>>>: the block size "
-              "with the highest occupancy, and the smallest grid that fills every SM with it.\n\n",
-              suggested_grid, suggested_block);
+  std::printf(
+      "\ncudaOccupancyMaxPotentialBlockSize(add_grid_stride) suggests <<<%d, %d>>>: the block size "
+      "with the highest occupancy, and the smallest grid that fills every SM with it.\n\n",
+      suggested_grid, suggested_block);
   const int threads_per_sm = attribute(cudaDevAttrMaxThreadsPerMultiProcessor, device);
-  tutorial::Table occupancy({"block size", "resident blocks per SM", "resident threads per SM", "occupancy"});
+  tutorial::Table occupancy(
+      {"block size", "resident blocks per SM", "resident threads per SM", "occupancy"});
   for (int block : {256, suggested_block}) {
     int blocks = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, add_grid_stride, block, 0));
@@ -127,15 +135,16 @@ void show_limits(int device, tutorial::Verifier& verifier) {
   std::printf("\nValid launches at the limits, checked:\n");
   check_grid(dim3((1u << 20) + 1), "grid of 2^20 + 1 blocks in x (16x the notes' 65535)", verifier);
   check_grid(dim3(1, attribute(cudaDevAttrMaxGridDimY, device)), "grid of 65535 blocks in y", verifier);
-  check_grid(dim3(1, 1, attribute(cudaDevAttrMaxGridDimZ, device)), "grid of 65535 blocks in z", verifier);
+  check_grid(dim3(1, 1, attribute(cudaDevAttrMaxGridDimZ, device)), "grid of 65535 blocks in z",
+             verifier);
   check_shared_memory_opt_in(device, verifier);
 }
 
 /// A launch that breaks one rule, and the error CUDA should report for it.
 struct WrongLaunch {
-  std::string rule;          ///< which rule it breaks, in words
-  std::string code;          ///< the launch as written
-  cudaError_t expected;      ///< what cudaGetLastError() should return
+  std::string rule;      ///< which rule it breaks, in words
+  std::string code;      ///< the launch as written
+  cudaError_t expected;  ///< what cudaGetLastError() should return
   std::function<void()> launch;
 };
 
@@ -159,10 +168,12 @@ void show_wrong_launches(int device, tutorial::Verifier& verifier) {
        tutorial::format("empty_kernel<<<1, 256, %d>>>", default_shared + 1), cudaErrorInvalidValue,
        [=] { empty_kernel<<<1, 256, default_shared + 1>>>(); }},
       {"dynamic shared memory past the opt-in limit, with opt-in",
-       tutorial::format("empty_kernel<<<1, 256, %d>>> after opting in to %d", optin_shared + 1, optin_shared),
+       tutorial::format("empty_kernel<<<1, 256, %d>>> after opting in to %d", optin_shared + 1,
+                        optin_shared),
        cudaErrorInvalidValue,
        [=] {
-         CUDA_CHECK(cudaFuncSetAttribute(empty_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin_shared));
+         CUDA_CHECK(cudaFuncSetAttribute(empty_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         optin_shared));
          empty_kernel<<<1, 256, optin_shared + 1>>>();
        }},
   };
