@@ -5,6 +5,7 @@
 // code or compute_90 PTX, and a compute capability 9.0 GPU.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,18 @@ inline bool attributes_agree(const Choice& choice, int compute_capability, int b
     default:
       return false;
   }
+}
+
+/// The architectures in a comma-separated list such as "80,90" (empty: none).
+inline std::vector<int> parse_architectures(const std::string& text) {
+  std::vector<int> archs;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    archs.push_back(std::stoi(text.substr(start, comma - start)));
+    start = comma + 1;
+  }
+  return archs;
 }
 
 /// "sm_80, sm_90" (or "none") for a list of architectures.

@@ -32,7 +32,8 @@ namespace {
 // What this build embeds, as CMakeLists.txt configured it (see ch04_add_build there).
 const char* const kBuild = CH04_BUILD;    // e.g. "ptx_only"
 const char* const kRecipe = CH04_RECIPE;  // e.g. "CUDA_ARCHITECTURES 90-virtual"
-const ch04::Embedded kEmbedded = {{CH04_MACHINE_CODE}, {CH04_PTX}};
+const ch04::Embedded kEmbedded = {ch04::parse_architectures(CH04_MACHINE_CODE),  // e.g. "80,90"
+                                   ch04::parse_architectures(CH04_PTX)};
 // False when CMAKE_CUDA_ARCHITECTURES is all, all-major or native: CMake lets
 // nvcc pick the list, so only cuobjdump can tell what is in the binary.
 constexpr bool kEmbeddedKnown = CH04_EMBEDDED_KNOWN;

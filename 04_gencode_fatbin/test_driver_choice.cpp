@@ -71,6 +71,9 @@ TEST_CASE("cudaFuncGetAttributes must agree with the choice") {
 }
 
 TEST_CASE("architecture lists read as the tools write them") {
+  CHECK(ch04::parse_architectures("80,90") == std::vector<int>{80, 90});
+  CHECK(ch04::parse_architectures("75") == std::vector<int>{75});
+  CHECK(ch04::parse_architectures("").empty());
   CHECK(ch04::list_architectures({80, 90}, "sm_") == "sm_80, sm_90");
   CHECK(ch04::list_architectures({}, "compute_") == "none");
 }
