@@ -182,6 +182,12 @@ class Converter:
                 continue
             if c in "\\@%":
                 out.append("\\" + c)
+            elif c == ":" and re.match(r"::[A-Za-z_]", text[i:]) and not re.search(r"\w$", text[:i]):
+                out.append("\\::")  # as is #word: ::name is a link request
+                i += 2
+                continue
+            elif c == "#" and re.match(r"#\w", text[i:]):
+                out.append("\\#")  # Doxygen reads #word as a link request
             elif c == "&":
                 m = re.match(r"&(#\d+|#x[0-9a-fA-F]+|[A-Za-z]+);", text[i:])
                 if m and m.group(1) in ("amp", "lt", "gt"):
@@ -212,6 +218,7 @@ class Converter:
     AUTOLINK = re.compile(r"<(https?://[^>\s]+|mailto:[^>\s]+)>")
     HTML_IMG = re.compile(r"<img\s[^>]*?src=\"([^\"]+)\"[^>]*?>", re.I)
     COMMENT = re.compile(r"<!--.*?-->")
+    HTML_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)\b[^<>]*>")
 
     def inline(self, base, line):
         """One line of running text: code spans, links, images, comments kept intact."""
@@ -230,14 +237,19 @@ class Converter:
                     pos += len(ticks)
                 else:
                     span = rest[: end + len(ticks)]
-                    if ticks == "`" and "'" in span:
+                    if line.lstrip().startswith("|") and "|" in span[len(ticks):-len(ticks)]:
+                        # a | in a table cell's code: Doxygen splits the cell there unless escaped,
+                        # which it only honours outside code spans
+                        span = "<code>%s</code>" % self.escape_code(span[len(ticks):-len(ticks)])
+                    elif ticks == "`" and "'" in span:
                         # Doxygen 1.9.4 reads `text' as a quotation, not code: use double backticks
                         span = "``" + span[1:-1] + "``"
                     out.append(span)
                     pos += end + len(ticks)
                 continue
             for regex, handler in ((self.LINK, self._link_match), (self.AUTOLINK, lambda b, m: m.group(0)),
-                                   (self.HTML_IMG, self._img_match), (self.COMMENT, lambda b, m: m.group(0))):
+                                   (self.HTML_IMG, self._img_match), (self.COMMENT, lambda b, m: m.group(0)),
+                                   (self.HTML_TAG, self._tag_match)):
                 m = regex.match(rest)
                 if m:
                     out.append(handler(base, m))
@@ -251,6 +263,17 @@ class Converter:
         return "".join(out)
 
     @staticmethod
+    def escape_code(code):
+        """Code as the text of a <code> tag, in which Doxygen still reads commands and Markdown."""
+        code = code.strip().replace("\\|", "|")
+        table = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+        return "".join(table.get(c, "\\" + c if c in "\\@%|*_#$`" else c) for c in code)
+
+    def title_text(self, title):
+        """A page title as Doxygen's navigation tree shows it (it leaves \\& as is)."""
+        return self.escape_text(title).replace("\\&", "&amp;")
+
+    @staticmethod
     def code_emphasis(line):
         """**`code`** as <b>: Doxygen 1.9.4 leaves emphasis that starts with a code span as text."""
         line = re.sub(r"(\*\*|__)(`[^`].*?)\1", r"<b>\2</b>", line)
@@ -261,6 +284,12 @@ class Converter:
         if bang:
             return self.image(base, plain_title(text), target)
         return self.link(base, self.inline(base, text), target)
+
+    def _tag_match(self, base, m):
+        """An HTML tag Doxygen knows stays; <T> and the like are text."""
+        if m.group(1).lower() in HTML_TAGS:
+            return m.group(0)
+        return self.escape_text(m.group(0))
 
     def _img_match(self, base, m):
         alt = re.search(r"alt=\"([^\"]*)\"", m.group(0))
@@ -322,7 +351,8 @@ class Converter:
             if heading:
                 text = self.inline(base, self.code_emphasis(re.sub(r"\{#[\w-]+\}\s*$", "", heading.group(2))))
                 if not titled and len(heading.group(1)) == 1:
-                    out.append("# %s {#%s}" % (text, label))
+                    # plain text: the navigation tree shows a title's markup as text
+                    out.append("# %s {#%s}" % (self.title_text(plain_title(heading.group(2))), label))
                     titled = True
                 else:
                     out.append("#" * min(6, len(heading.group(1)) + demote) + " " + text)
@@ -330,6 +360,11 @@ class Converter:
             out.append(self.inline(base, self.code_emphasis(line)))
         if not titled:
             out.insert(0, "# %s {#%s}\n" % (self.escape_text(path.stem), label))
+        elif label is not None:
+            # The title must come first: after anything else (a comment, a badge) Doxygen
+            # makes the labelled heading a section of a page named after the file.
+            first = next(i for i, line in enumerate(out) if line.endswith("{#%s}" % label))
+            out = [out[first], ""] + out[:first] + out[first + 1:]
         return out
 
 
@@ -426,8 +461,8 @@ def main():
         if p.source is None and p.label.startswith("chapter"):
             folder = [f for f in chapter_folders(repo) if f.startswith(p.label[len("chapter"):] + "_")][0]
             link_map[folder + "/README.md"] = p.label
-    folders = [repo / "common" / "include" / "tutorial"] + [repo / f for f in chapter_folders(repo)
-                                                            if (repo / f).is_dir()]
+    folders = [d for d in [repo / "common" / "include" / "tutorial"] + [repo / f for f in chapter_folders(repo)]
+               if d.is_dir()]
     sources = {os.path.relpath(s, repo) for d in folders for pat in SOURCE_PATTERNS for s in d.rglob(pat)}
     conv = Converter(repo, out, link_map, sources)
 
@@ -442,7 +477,7 @@ def main():
         else:
             lines = conv.convert(page.source, label=None if page.label == "index" else page.label)
         if page in sequence:
-            lines = with_nav(lines, nav_line(sequence, sequence.index(page), conv.escape_text))
+            lines = with_nav(lines, nav_line(sequence, sequence.index(page), conv.title_text))
         target = out / "pages" / (page.label + ".md")
         target.write_text("\n".join(lines) + "\n", encoding="utf-8")
         written.append(target)

@@ -7,7 +7,8 @@ Reads every .html file, collects href, src and data attributes, and checks that 
 one that points into the site names a file that exists and, for #anchor, an element
 with that id or name in it. External links (http:, mailto:, ...) are not fetched.
 With --repo, also checks that each chapter folder NN_name/ with a README.md has its
-page (chapterNN.html) and that the page is not the placeholder. Exit 0 if all is well,
+page (chapterNN.html) and that the page is not the placeholder, and that the relative
+links of the Markdown files a code host shows (READMEs, docs/*.md) name existing files. Exit 0 if all is well,
 1 with a list of what is broken.
 """
 import argparse
@@ -83,6 +84,36 @@ def check_chapters(html_dir, repo):
     return problems
 
 
+MD_LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*<?([^()\s<>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+
+def check_markdown(repo):
+    """Relative links in the Markdown a code host shows (READMEs, docs/*.md) name existing files.
+
+    Links into docs/results/ are let through: scripts/gpu-check.sh writes that folder.
+    """
+    problems = []
+    files = [repo / "README.md"] + sorted(repo.glob("docs/*.md")) + sorted(repo.glob("[0-9][0-9]_*/README.md"))
+    for md in files:
+        if not md.exists():
+            continue
+        in_fence = False
+        for number, line in enumerate(md.read_text(encoding="utf-8").splitlines(), 1):
+            if re.match(r"\s*(```|~~~)", line):
+                in_fence = not in_fence
+            if in_fence:
+                continue
+            line = re.sub(r"(`+).*?\1", "", line)  # code spans hold no links
+            for target in MD_LINK.findall(line):
+                if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("#"):
+                    continue
+                path = (md.parent / unquote(target.split("#")[0])).resolve()
+                if path.exists() or (repo / "docs" / "results") in [path] + list(path.parents):
+                    continue
+                problems.append("%s:%d: link to %s: no such file" % (md.relative_to(repo), number, target))
+    return problems
+
+
 def main():
     parser = argparse.ArgumentParser(description="Check the links of the generated site.")
     parser.add_argument("html_dir", type=Path)
@@ -96,6 +127,7 @@ def main():
     pages, checked, broken = check_site(html_dir)
     if args.repo:
         broken += check_chapters(html_dir, args.repo.resolve())
+        broken += check_markdown(args.repo.resolve())
     for problem in broken:
         print("BROKEN " + problem)
     print("check_links: %d pages, %d local links checked, %d broken"

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The page converter's self-test: turns docs/selftest/repo into a site with Doxygen
+# (warnings are errors) and checks its links.
+#   run_selftest.sh <python> <doxygen> <build folder holding the configured Doxyfile>
+set -eu
+python=$1 doxygen=$2 out=$3
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$out"
+"$python" "$here/../build_pages.py" --repo "$here/repo" --out "$out/generated"
+rm -rf "$out/html"
+"$doxygen" Doxyfile
+"$python" "$here/../check_links.py" "$out/html"
+test -f "$out/html/chapter01.html" || { echo "selftest: no chapter01.html"; exit 1; }
+grep -q "has not been written yet" "$out/html/chapter02.html" || { echo "selftest: no placeholder page"; exit 1; }
+echo "selftest: passed"
