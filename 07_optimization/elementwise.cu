@@ -6,7 +6,6 @@
 // no arithmetic at all.
 #include <cmath>
 #include <cstdio>
-
 #include <tutorial/buffer.cuh>
 #include <tutorial/cli.hpp>
 #include <tutorial/device.cuh>
@@ -43,8 +42,12 @@ void check(tutorial::Verifier& verifier, const Step& step, const tutorial::Devic
   const std::vector<float> hz = z.download();
   double worst = 0.0;
   for (int i = 0; i < count; ++i) {
-    const double diff = std::fabs(double(hz[shift[2] + i]) - (double(hx[shift[0] + i]) + hy[shift[1] + i]));
-    if (std::isnan(diff)) { worst = NAN; break; }
+    const double diff =
+        std::fabs(double(hz[shift[2] + i]) - (double(hx[shift[0] + i]) + hy[shift[1] + i]));
+    if (std::isnan(diff)) {
+      worst = NAN;
+      break;
+    }
     worst = std::max(worst, diff);
   }
   verifier.exact(tutorial::format("step %s, %s, n = %d", step.name, what, count), worst);
@@ -72,8 +75,9 @@ int main(int argc, char** argv) {
   // x, y, z, plus the two buffers of the copy measured as the limit.
   tutorial::require_device_memory((check_only ? 3 : 5) * bytes, "x, y, z and a copy of --n floats");
 
-  std::printf("z = x + y on %d floats (%.2f GiB per array); x, y are whole numbers, so every sum is exact.\n\n",
-              n, bytes / double(1ull << 30));
+  std::printf(
+      "z = x + y on %d floats (%.2f GiB per array); x, y are whole numbers, so every sum is exact.\n\n",
+      n, bytes / double(1ull << 30));
   const std::vector<float> hx = lab::small_integers(n, -1000, 1000, 1);
   const std::vector<float> hy = lab::small_integers(n, -1000, 1000, 2);
   tutorial::DeviceBuffer<float> x(n), y(n), z(n);
@@ -94,20 +98,23 @@ int main(int argc, char** argv) {
   // Timing: x and y read, z written, 4 bytes each per element.
   const double moved = 3.0 * bytes;
   const double copy_gbs = tutorial::copy_bandwidth_gbs(bytes, {3, runs});
-  std::printf("\n### z = x + y, %d floats: %.0f MB moved per run (x, y read, z written)\n\n", n, moved / 1e6);
+  std::printf("\n### z = x + y, %d floats: %.0f MB moved per run (x, y read, z written)\n\n", n,
+              moved / 1e6);
   tutorial::Table table({"Step", "Time", "GB/s", "% of copy"});
-  table.add_row({"cudaMemcpy device to device (the limit)", tutorial::format_time(2.0 * bytes / (copy_gbs * 1e6)),
+  table.add_row({"cudaMemcpy device to device (the limit)",
+                 tutorial::format_time(2.0 * bytes / (copy_gbs * 1e6)),
                  tutorial::format("%.0f", copy_gbs), "100.0%"});
   double best = 0.0;
   for (const Step& step : kSteps) {
-    const tutorial::Timing t = lab::time_step([&] { step.launch(x.data(), y.data(), z.data(), n); }, runs);
+    const tutorial::Timing t =
+        lab::time_step([&] { step.launch(x.data(), y.data(), z.data(), n); }, runs);
     const double gbs = tutorial::gigabytes_per_second(moved, t.median_ms);
     best = std::max(best, gbs);
     table.add_row({step.name, tutorial::format_time(t.median_ms), tutorial::format("%.0f", gbs),
                    lab::percent(gbs, copy_gbs)});
   }
   table.print();
-  std::printf("\nGoal: >= 95%% of the copy bandwidth. Best step: %s (%s).\n", lab::percent(best, copy_gbs).c_str(),
-              best >= 0.95 * copy_gbs ? "met" : "not met");
+  std::printf("\nGoal: >= 95%% of the copy bandwidth. Best step: %s (%s).\n",
+              lab::percent(best, copy_gbs).c_str(), best >= 0.95 * copy_gbs ? "met" : "not met");
   return verifier.exit_code();
 }

@@ -9,7 +9,6 @@
 //    <= 1e-5 (tanhf is accurate to 2 ulp; each step rounds a few times).
 #include <cmath>
 #include <cstdio>
-
 #include <tutorial/buffer.cuh>
 #include <tutorial/cli.hpp>
 #include <tutorial/device.cuh>
@@ -57,10 +56,13 @@ int main(int argc, char** argv) {
 
   tutorial::require_gpu();
   const size_t bytes = size_t(n) * sizeof(float);
-  tutorial::require_device_memory((check_only ? 4 : 6) * bytes, "x, y, two scratch arrays and a copy of --n floats");
+  tutorial::require_device_memory((check_only ? 4 : 6) * bytes,
+                                  "x, y, two scratch arrays and a copy of --n floats");
 
-  std::printf("y = gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) on %d floats (%.2f GiB per array).\n\n",
-              n, bytes / double(1ull << 30));
+  std::printf(
+      "y = gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) on %d floats (%.2f GiB per "
+      "array).\n\n",
+      n, bytes / double(1ull << 30));
   tutorial::DeviceBuffer<float> x(n), y(n), t(n), u(n);
   tutorial::Verifier verifier;
 
@@ -101,20 +103,25 @@ int main(int argc, char** argv) {
                          "% of copy (effective)", "GB/s moved", "Time vs step 3"});
   std::vector<tutorial::Timing> timing;
   for (const Step& step : kSteps)
-    timing.push_back(lab::time_step([&] { step.launch(x.data(), y.data(), n, t.data(), u.data()); }, runs));
+    timing.push_back(
+        lab::time_step([&] { step.launch(x.data(), y.data(), n, t.data(), u.data()); }, runs));
   const double fastest = timing.back().median_ms;
   for (size_t s = 0; s < timing.size(); ++s) {
     const double ms = timing[s].median_ms;
     const double effective = tutorial::gigabytes_per_second(2.0 * bytes, ms);
-    table.add_row({kSteps[s].name, std::to_string(kSteps[s].kernels),
-                   tutorial::format("%d x %.0f MB = %.0f MB", kSteps[s].passes, bytes / 1e6, kSteps[s].passes * bytes / 1e6),
-                   tutorial::format_time(ms), tutorial::format("%.0f", effective), lab::percent(effective, copy_gbs),
-                   tutorial::format("%.0f", tutorial::gigabytes_per_second(double(kSteps[s].passes) * bytes, ms)),
-                   tutorial::format("%.2fx", ms / fastest)});
+    table.add_row(
+        {kSteps[s].name, std::to_string(kSteps[s].kernels),
+         tutorial::format("%d x %.0f MB = %.0f MB", kSteps[s].passes, bytes / 1e6,
+                          kSteps[s].passes * bytes / 1e6),
+         tutorial::format_time(ms), tutorial::format("%.0f", effective),
+         lab::percent(effective, copy_gbs),
+         tutorial::format("%.0f", tutorial::gigabytes_per_second(double(kSteps[s].passes) * bytes, ms)),
+         tutorial::format("%.2fx", ms / fastest)});
   }
   table.print();
-  std::printf("\nPredicted unfused / fused time: %d / %d passes = %.1fx. Measured (step 1 / step 3): %.1fx.\n",
-              kSteps[0].passes, kSteps[2].passes, double(kSteps[0].passes) / kSteps[2].passes,
-              timing[0].median_ms / fastest);
+  std::printf(
+      "\nPredicted unfused / fused time: %d / %d passes = %.1fx. Measured (step 1 / step 3): %.1fx.\n",
+      kSteps[0].passes, kSteps[2].passes, double(kSteps[0].passes) / kSteps[2].passes,
+      timing[0].median_ms / fastest);
   return verifier.exit_code();
 }

@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
-
 #include <tutorial/check.cuh>
 #include <tutorial/table.hpp>
 #include <tutorial/timer.cuh>
+#include <vector>
 
 namespace lab {
 
@@ -68,11 +67,14 @@ tutorial::Timing time_step(Launch&& launch, int max_runs, double budget_ms = 150
   const double once = probe.elapsed_ms();
   tutorial::TimingPlan plan;
   plan.warmup = once > 20.0 ? 0 : 3;
-  plan.runs = static_cast<int>(std::clamp(budget_ms / std::max(once, 1e-3), double(std::min(3, max_runs)), double(max_runs)));
+  plan.runs = static_cast<int>(
+      std::clamp(budget_ms / std::max(once, 1e-3), double(std::min(3, max_runs)), double(max_runs)));
   return tutorial::time_gpu(launch, plan);
 }
 
 /// "97.3%"
-inline std::string percent(double part, double whole) { return tutorial::format("%.1f%%", 100.0 * part / whole); }
+inline std::string percent(double part, double whole) {
+  return tutorial::format("%.1f%%", 100.0 * part / whole);
+}
 
 }  // namespace lab

@@ -10,9 +10,7 @@
 // The timed runs use the random inputs, at full size.
 #include <cmath>
 #include <cstdio>
-
 #include <cub/cub.cuh>
-
 #include <tutorial/buffer.cuh>
 #include <tutorial/cli.hpp>
 #include <tutorial/device.cuh>
@@ -57,25 +55,32 @@ struct Step {
   Launch launch;
 };
 const Step kSteps[] = {
-    {"1 interleaved, divergent", [](const float* in, int n, float* out, Scratch& s) {
+    {"1 interleaved, divergent",
+     [](const float* in, int n, float* out, Scratch& s) {
        reduction::launch_interleaved_divergent(in, n, out, s.a.data(), s.b.data());
      }},
-    {"2 interleaved, bank conflicts", [](const float* in, int n, float* out, Scratch& s) {
+    {"2 interleaved, bank conflicts",
+     [](const float* in, int n, float* out, Scratch& s) {
        reduction::launch_interleaved_strided(in, n, out, s.a.data(), s.b.data());
      }},
-    {"3 sequential addressing", [](const float* in, int n, float* out, Scratch& s) {
+    {"3 sequential addressing",
+     [](const float* in, int n, float* out, Scratch& s) {
        reduction::launch_sequential(in, n, out, s.a.data(), s.b.data());
      }},
-    {"4 first add during load", [](const float* in, int n, float* out, Scratch& s) {
+    {"4 first add during load",
+     [](const float* in, int n, float* out, Scratch& s) {
        reduction::launch_first_add_during_load(in, n, out, s.a.data(), s.b.data());
      }},
-    {"5 warp shuffles", [](const float* in, int n, float* out, Scratch& s) {
+    {"5 warp shuffles",
+     [](const float* in, int n, float* out, Scratch& s) {
        reduction::launch_warp_shuffle(in, n, out, s.a.data(), s.b.data());
      }},
-    {"6 grid-stride, float4, 2 launches", [](const float* in, int n, float* out, Scratch& s) {
+    {"6 grid-stride, float4, 2 launches",
+     [](const float* in, int n, float* out, Scratch& s) {
        reduction::launch_grid_stride(in, n, out, s.a.data());
      }},
-    {"7 single pass (last block sums)", [](const float* in, int n, float* out, Scratch& s) {
+    {"7 single pass (last block sums)",
+     [](const float* in, int n, float* out, Scratch& s) {
        reduction::launch_single_pass(in, n, out, s.a.data(), s.counter.data());
      }},
     {"CUB DeviceReduce::Sum", cub_sum},
@@ -125,7 +130,8 @@ int main(int argc, char** argv) {
 
   tutorial::require_gpu();
   const size_t bytes = size_t(n) * sizeof(float);
-  tutorial::require_device_memory((check_only ? 1 : 3) * bytes + bytes / 64, "the input, scratch and a copy of --n floats");
+  tutorial::require_device_memory((check_only ? 1 : 3) * bytes + bytes / 64,
+                                  "the input, scratch and a copy of --n floats");
 
   std::printf("Sum of %d floats (%.2f GiB).\n\n", n, bytes / double(1ull << 30));
   tutorial::DeviceBuffer<float> in(n), out(1);
@@ -137,8 +143,9 @@ int main(int argc, char** argv) {
   tutorial::Verifier verifier;
   for (int s = 0; s < kStepCount; ++s)
     if (selected(s))
-      verifier.exact(tutorial::format("step %s, inputs in {-1, 0, 1}, exact sum %.0f", kSteps[s].name, exact_sum),
-                     std::fabs(double(run_once(kSteps[s], in, n, out, scratch)) - exact_sum));
+      verifier.exact(
+          tutorial::format("step %s, inputs in {-1, 0, 1}, exact sum %.0f", kSteps[s].name, exact_sum),
+          std::fabs(double(run_once(kSteps[s], in, n, out, scratch)) - exact_sum));
 
   const std::vector<float> random = lab::uniform(n, 0.0f, 1.0f, 3);
   double reference = 0.0;
@@ -146,8 +153,9 @@ int main(int argc, char** argv) {
   in.upload(random);
   for (int s = 0; s < kStepCount; ++s)
     if (selected(s))
-      verifier.within(tutorial::format("step %s, uniform [0, 1) inputs vs float64 sum", kSteps[s].name),
-                      std::fabs(double(run_once(kSteps[s], in, n, out, scratch)) - reference) / reference, 1e-5);
+      verifier.within(
+          tutorial::format("step %s, uniform [0, 1) inputs vs float64 sum", kSteps[s].name),
+          std::fabs(double(run_once(kSteps[s], in, n, out, scratch)) - reference) / reference, 1e-5);
   if (check_only) return verifier.exit_code();
 
   // Timing: the input is read once (4 bytes an element); the partial sums are a rounding error.
@@ -160,14 +168,16 @@ int main(int argc, char** argv) {
     gbs[s] = tutorial::gigabytes_per_second(double(bytes), timing[s].median_ms);
   }
   const double cub_gbs = gbs[kStepCount - 1];
-  std::printf("\n### Sum of %d floats: %.0f MB read per run; copy bandwidth %.0f GB/s\n\n", n, bytes / 1e6, copy_gbs);
+  std::printf("\n### Sum of %d floats: %.0f MB read per run; copy bandwidth %.0f GB/s\n\n", n,
+              bytes / 1e6, copy_gbs);
   tutorial::Table table({"Step", "Time", "GB/s", "% of CUB", "% of copy"});
   double best = 0.0;
   for (int s = 0; s < kStepCount; ++s) {
     if (!selected(s)) continue;
     if (&kSteps[s] != &kCub) best = std::max(best, gbs[s]);
-    table.add_row({kSteps[s].name, tutorial::format_time(timing[s].median_ms), tutorial::format("%.0f", gbs[s]),
-                   lab::percent(gbs[s], cub_gbs), lab::percent(gbs[s], copy_gbs)});
+    table.add_row({kSteps[s].name, tutorial::format_time(timing[s].median_ms),
+                   tutorial::format("%.0f", gbs[s]), lab::percent(gbs[s], cub_gbs),
+                   lab::percent(gbs[s], copy_gbs)});
   }
   table.print();
   std::printf("\nGoal: >= 95%% of CUB. Best step: %s (%s).\n", lab::percent(best, cub_gbs).c_str(),

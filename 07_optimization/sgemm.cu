@@ -10,13 +10,12 @@
 // The reference is a float64 product on the CPU when M * N * K <= 2^30. Above that (4096^3 would
 // take minutes) it is cuBLAS in pedantic fp32 mode, itself checked against the CPU on sampled
 // elements of C.
+#include <cublas_v2.h>
+
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <string>
-
-#include <cublas_v2.h>
-
 #include <tutorial/buffer.cuh>
 #include <tutorial/cli.hpp>
 #include <tutorial/device.cuh>
@@ -51,8 +50,10 @@ struct Cublas {
     CUBLAS_CHECK(cublasSetMathMode(handle, mode));
   }
   ~Cublas() { cublasDestroy(handle); }
-  void operator()(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) const {
-    CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, N, A, K, &beta, C, N));
+  void operator()(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                  float* C) const {
+    CUBLAS_CHECK(
+        cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, N, A, K, &beta, C, N));
   }
 };
 
@@ -80,8 +81,8 @@ std::vector<double> cpu_gemm(int M, int N, int K, double alpha, const std::vecto
 }
 
 // One element of the same product, for spot checks at sizes too large for cpu_gemm.
-double cpu_element(int N, int K, double alpha, const std::vector<float>& A, const std::vector<float>& B, double beta,
-                   const std::vector<float>& C0, int i, int j) {
+double cpu_element(int N, int K, double alpha, const std::vector<float>& A, const std::vector<float>& B,
+                   double beta, const std::vector<float>& C0, int i, int j) {
   double dot = 0.0;
   for (int k = 0; k < K; ++k) dot += double(A[size_t(i) * K + k]) * B[size_t(k) * N + j];
   return alpha * dot + (beta == 0.0 ? 0.0 : beta * C0[size_t(i) * N + j]);
@@ -94,9 +95,19 @@ struct Problem {
   std::vector<float> A, B, C0;  // host copies
   tutorial::DeviceBuffer<float> dA, dB, dC0;
 
-  Problem(int m, int n, int k, float al, float be, std::vector<float> a, std::vector<float> b, std::vector<float> c0)
-      : M(m), N(n), K(k), alpha(al), beta(be), A(std::move(a)), B(std::move(b)), C0(std::move(c0)),
-        dA(A.size()), dB(B.size()), dC0(C0.size()) {
+  Problem(int m, int n, int k, float al, float be, std::vector<float> a, std::vector<float> b,
+          std::vector<float> c0)
+      : M(m),
+        N(n),
+        K(k),
+        alpha(al),
+        beta(be),
+        A(std::move(a)),
+        B(std::move(b)),
+        C0(std::move(c0)),
+        dA(A.size()),
+        dB(B.size()),
+        dC0(C0.size()) {
     dA.upload(A);
     dB.upload(B);
     dC0.upload(C0);
@@ -115,9 +126,11 @@ struct Problem {
 
 // The reference result for \p p: float64 on the CPU if small enough, else \p reference_step
 // (cuBLAS pedantic), spot-checked against the CPU at up to 4096 sampled elements.
-std::vector<double> reference(const Problem& p, const Step& reference_step, tutorial::DeviceBuffer<float>& C,
-                              bool exact, tutorial::Verifier& verifier) {
-  if (double(p.M) * p.N * p.K <= double(1 << 30)) return cpu_gemm(p.M, p.N, p.K, p.alpha, p.A, p.B, p.beta, p.C0);
+std::vector<double> reference(const Problem& p, const Step& reference_step,
+                              tutorial::DeviceBuffer<float>& C, bool exact,
+                              tutorial::Verifier& verifier) {
+  if (double(p.M) * p.N * p.K <= double(1 << 30))
+    return cpu_gemm(p.M, p.N, p.K, p.alpha, p.A, p.B, p.beta, p.C0);
   const std::vector<float> got = p.run(reference_step, C);
   const size_t count = got.size(), samples = std::min<size_t>(count, 4096);
   std::vector<double> want(samples), sampled(samples);
@@ -137,13 +150,15 @@ std::vector<double> reference(const Problem& p, const Step& reference_step, tuto
 }  // namespace
 
 int main(int argc, char** argv) {
-  tutorial::Cli cli("07_sgemm",
-                    "fp32 matrix multiply C = alpha*A*B + beta*C (row-major), eight kernels from naive to "
-                    "warp tiling, each verified and timed against cuBLAS.");
+  tutorial::Cli cli(
+      "07_sgemm",
+      "fp32 matrix multiply C = alpha*A*B + beta*C (row-major), eight kernels from naive to "
+      "warp tiling, each verified and timed against cuBLAS.");
   cli.add_int("m", "rows of A and C", 4096, 1, 16384);
   cli.add_int("n", "columns of B and C", 4096, 1, 16384);
   cli.add_int("k", "columns of A, rows of B", 4096, 1, 16384);
-  cli.add_int("runs", "most timed runs per step (slow steps get fewer; the median is reported)", 20, 1, 1000);
+  cli.add_int("runs", "most timed runs per step (slow steps get fewer; the median is reported)", 20, 1,
+              1000);
   cli.add_int("step", "run only this step (1-8; 0: all); cuBLAS always runs", 0, 0, 8);
   cli.add_flag("check-only", "verify every step, time nothing");
   cli.parse_or_exit(argc, argv);
@@ -157,7 +172,8 @@ int main(int argc, char** argv) {
   const double floats = 2.0 * (double(M) * K + double(K) * N + double(M) * N) + double(M) * N;
   tutorial::require_device_memory(size_t(floats * sizeof(float)), "A, B and C for --m, --n, --k");
 
-  std::printf("SGEMM, row-major: C (%d x %d) = alpha * A (%d x %d) * B (%d x %d) + beta * C\n\n", M, N, M, K, K, N);
+  std::printf("SGEMM, row-major: C (%d x %d) = alpha * A (%d x %d) * B (%d x %d) + beta * C\n\n", M, N,
+              M, K, K, N);
   const Cublas pedantic(CUBLAS_PEDANTIC_MATH), default_math(CUBLAS_DEFAULT_MATH);
   const std::vector<Step> all = {
       {"cuBLAS, pedantic fp32", std::cref(pedantic)},
@@ -191,8 +207,8 @@ int main(int argc, char** argv) {
     }
   }
   {
-    const Problem random(M, N, K, 1.5f, -0.5f, lab::uniform(a_size, -1, 1, 3), lab::uniform(b_size, -1, 1, 4),
-                         lab::uniform(c_size, -1, 1, 5));
+    const Problem random(M, N, K, 1.5f, -0.5f, lab::uniform(a_size, -1, 1, 3),
+                         lab::uniform(b_size, -1, 1, 4), lab::uniform(c_size, -1, 1, 5));
     const bool cpu = double(M) * N * K <= double(1 << 30);
     const std::vector<double> want = reference(random, all[0], C, false, verifier);
     for (const Step* step : steps) {
@@ -215,7 +231,8 @@ int main(int argc, char** argv) {
   std::vector<double> tflops(steps.size());
   std::vector<tutorial::Timing> timing(steps.size());
   for (size_t s = 0; s < steps.size(); ++s) {
-    timing[s] = lab::time_step([&] { steps[s]->launch(M, N, K, 1.0f, dA.data(), dB.data(), 0.0f, C.data()); }, runs);
+    timing[s] = lab::time_step(
+        [&] { steps[s]->launch(M, N, K, 1.0f, dA.data(), dB.data(), 0.0f, C.data()); }, runs);
     tflops[s] = flops / (timing[s].median_ms * 1e9);
   }
   std::printf("\n### SGEMM fp32, M = %d, N = %d, K = %d: %.1f GFLOP per run\n\n", M, N, K, flops / 1e9);
@@ -223,8 +240,9 @@ int main(int argc, char** argv) {
   double best = 0.0;
   for (size_t s = 0; s < steps.size(); ++s) {
     if (s >= 2) best = std::max(best, tflops[s]);
-    table.add_row({steps[s]->name, tutorial::format_time(timing[s].median_ms), tutorial::format("%.2f", tflops[s]),
-                   lab::percent(tflops[s], tflops[0]), std::to_string(timing[s].runs)});
+    table.add_row({steps[s]->name, tutorial::format_time(timing[s].median_ms),
+                   tutorial::format("%.2f", tflops[s]), lab::percent(tflops[s], tflops[0]),
+                   std::to_string(timing[s].runs)});
   }
   table.print();
   std::printf("\nGoal: >= 80%% of cuBLAS (pedantic fp32). Best step: %s (%s).\n",

@@ -19,21 +19,37 @@ constexpr int kBlock = 256;
 // One operation, one pass over memory: out = op(a) or out = op(a, b), grid-stride.
 template <typename Op>
 __global__ void map1(const float* a, float* out, int n, Op op) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) out[i] = op(a[i]);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    out[i] = op(a[i]);
 }
 template <typename Op>
 __global__ void map2(const float* a, const float* b, float* out, int n, Op op) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) out[i] = op(a[i], b[i]);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    out[i] = op(a[i], b[i]);
 }
 
 // The operations. Float literals and tanhf throughout: one double literal makes the math FP64,
 // which is many times slower on most GPUs (GUIDE: a GELU with double literals ran 2.2x slower).
-struct Cube { __device__ float operator()(float v) const { return v * v * v; } };
-struct Scale { float s; __device__ float operator()(float v) const { return s * v; } };
-struct AddScalar { float s; __device__ float operator()(float v) const { return s + v; } };
-struct Tanh { __device__ float operator()(float v) const { return tanhf(v); } };
-struct Add { __device__ float operator()(float a, float b) const { return a + b; } };
-struct Mul { __device__ float operator()(float a, float b) const { return a * b; } };
+struct Cube {
+  __device__ float operator()(float v) const { return v * v * v; }
+};
+struct Scale {
+  float s;
+  __device__ float operator()(float v) const { return s * v; }
+};
+struct AddScalar {
+  float s;
+  __device__ float operator()(float v) const { return s + v; }
+};
+struct Tanh {
+  __device__ float operator()(float v) const { return tanhf(v); }
+};
+struct Add {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+struct Mul {
+  __device__ float operator()(float a, float b) const { return a * b; }
+};
 
 /// y = gelu(x) in eight passes; \p t and \p u are scratch arrays of n floats.
 inline void launch_unfused(const float* x, float* y, int n, float* t, float* u) {
@@ -48,14 +64,14 @@ inline void launch_unfused(const float* x, float* y, int n, float* t, float* u) 
     map2<<<blocks, kBlock>>>(a, b, out, n, op);
     CUDA_CHECK_LAUNCH();
   };
-  run1(x, t, Cube{});                 // t = x^3                 read 1, write 1
-  run1(t, t, Scale{0.044715f});       // t = 0.044715 * t        read 1, write 1
-  run2(x, t, t, Add{});               // t = x + t               read 2, write 1
-  run1(t, t, Scale{0.7978845608f});   // t = sqrt(2/pi) * t      read 1, write 1
-  run1(t, t, Tanh{});                 // t = tanh(t)             read 1, write 1
-  run1(t, t, AddScalar{1.0f});        // t = 1 + t               read 1, write 1
-  run1(x, u, Scale{0.5f});            // u = 0.5 * x             read 1, write 1
-  run2(u, t, y, Mul{});               // y = u * t               read 2, write 1
+  run1(x, t, Cube{});                // t = x^3                 read 1, write 1
+  run1(t, t, Scale{0.044715f});      // t = 0.044715 * t        read 1, write 1
+  run2(x, t, t, Add{});              // t = x + t               read 2, write 1
+  run1(t, t, Scale{0.7978845608f});  // t = sqrt(2/pi) * t      read 1, write 1
+  run1(t, t, Tanh{});                // t = tanh(t)             read 1, write 1
+  run1(t, t, AddScalar{1.0f});       // t = 1 + t               read 1, write 1
+  run1(x, u, Scale{0.5f});           // u = 0.5 * x             read 1, write 1
+  run2(u, t, y, Mul{});              // y = u * t               read 2, write 1
 }
 
 }  // namespace fusion

@@ -16,7 +16,8 @@ __device__ inline float gelu(float x) {
 }
 
 __global__ void gelu_fused(const float* x, float* y, int n) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) y[i] = gelu(x[i]);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    y[i] = gelu(x[i]);
 }
 
 inline void launch_fused(const float* x, float* y, int n, float*, float*) {

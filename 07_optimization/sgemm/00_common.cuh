@@ -8,12 +8,12 @@
 #pragma once
 
 #include <cstdint>
-
 #include <tutorial/check.cuh>
 
 namespace sgemm {
 
-using Launch = void (*)(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C);
+using Launch = void (*)(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                        float* C);
 
 inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
 

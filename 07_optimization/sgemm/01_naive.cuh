@@ -20,7 +20,8 @@ __global__ void sgemm_naive(int M, int N, int K, float alpha, const float* A, co
   C[row * N + col] = scale_add(alpha, acc, beta, C[row * N + col]);
 }
 
-inline void launch_naive(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+inline void launch_naive(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                         float* C) {
   const dim3 block(32, 32);
   const dim3 grid(ceil_div(M, 32), ceil_div(N, 32));
   sgemm_naive<<<grid, block>>>(M, N, K, alpha, A, B, beta, C);

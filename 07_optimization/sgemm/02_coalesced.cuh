@@ -10,8 +10,8 @@
 
 namespace sgemm {
 
-__global__ void sgemm_coalesced(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
-                                float* C) {
+__global__ void sgemm_coalesced(int M, int N, int K, float alpha, const float* A, const float* B,
+                                float beta, float* C) {
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
   const int row = blockIdx.y * blockDim.y + threadIdx.y;
   if (row >= M || col >= N) return;
@@ -20,8 +20,8 @@ __global__ void sgemm_coalesced(int M, int N, int K, float alpha, const float* A
   C[row * N + col] = scale_add(alpha, acc, beta, C[row * N + col]);
 }
 
-inline void launch_coalesced(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
-                             float* C) {
+inline void launch_coalesced(int M, int N, int K, float alpha, const float* A, const float* B,
+                             float beta, float* C) {
   const dim3 block(32, 32);
   const dim3 grid(ceil_div(N, 32), ceil_div(M, 32));
   sgemm_coalesced<<<grid, block>>>(M, N, K, alpha, A, B, beta, C);

@@ -13,8 +13,8 @@ namespace sgemm {
 
 constexpr int kTile = 32;
 
-__global__ void sgemm_shared_tiling(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
-                                    float* C) {
+__global__ void sgemm_shared_tiling(int M, int N, int K, float alpha, const float* A, const float* B,
+                                    float beta, float* C) {
   __shared__ float As[kTile][kTile];
   __shared__ float Bs[kTile][kTile];
   const int tx = threadIdx.x, ty = threadIdx.y;
@@ -23,15 +23,15 @@ __global__ void sgemm_shared_tiling(int M, int N, int K, float alpha, const floa
   for (int k0 = 0; k0 < K; k0 += kTile) {
     As[ty][tx] = load_or_zero(A, M, K, row, k0 + tx);
     Bs[ty][tx] = load_or_zero(B, K, N, k0 + ty, col);
-    __syncthreads();  // the tiles are complete
+    __syncthreads();                                               // the tiles are complete
     for (int k = 0; k < kTile; ++k) acc += As[ty][k] * Bs[k][tx];  // As: broadcast; Bs: one bank each
     __syncthreads();  // everyone is done with the tiles before they are overwritten
   }
   if (row < M && col < N) C[row * N + col] = scale_add(alpha, acc, beta, C[row * N + col]);
 }
 
-inline void launch_shared_tiling(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
-                                 float* C) {
+inline void launch_shared_tiling(int M, int N, int K, float alpha, const float* A, const float* B,
+                                 float beta, float* C) {
   const dim3 block(kTile, kTile);
   const dim3 grid(ceil_div(N, kTile), ceil_div(M, kTile));
   sgemm_shared_tiling<<<grid, block>>>(M, N, K, alpha, A, B, beta, C);

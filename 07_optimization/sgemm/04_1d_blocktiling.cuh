@@ -12,17 +12,20 @@
 namespace sgemm {
 
 template <int BM, int BN, int BK, int TM>
-__global__ void __launch_bounds__(BM * BN / TM)
-    sgemm_1d_blocktiling(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+__global__ void __launch_bounds__(BM* BN / TM)
+    sgemm_1d_blocktiling(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                         float* C) {
   constexpr int kThreads = BM * BN / TM;
-  static_assert(BM * BK == kThreads && BK * BN == kThreads, "each thread loads one element of each tile");
+  static_assert(BM * BK == kThreads && BK * BN == kThreads,
+                "each thread loads one element of each tile");
   __shared__ float As[BM * BK];
   __shared__ float Bs[BK * BN];
   const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
   const int t = threadIdx.x;
-  const int thread_row = t / BN, thread_col = t % BN;  // results: rows thread_row*TM + i, column thread_col
-  const int a_row = t / BK, a_col = t % BK;            // the element of A's tile this thread loads
-  const int b_row = t / BN, b_col = t % BN;            // and of B's
+  const int thread_row = t / BN,
+            thread_col = t % BN;             // results: rows thread_row*TM + i, column thread_col
+  const int a_row = t / BK, a_col = t % BK;  // the element of A's tile this thread loads
+  const int b_row = t / BN, b_col = t % BN;  // and of B's
 
   float acc[TM] = {};
   for (int k0 = 0; k0 < K; k0 += BK) {
@@ -43,8 +46,8 @@ __global__ void __launch_bounds__(BM * BN / TM)
   }
 }
 
-inline void launch_1d_blocktiling(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
-                                  float* C) {
+inline void launch_1d_blocktiling(int M, int N, int K, float alpha, const float* A, const float* B,
+                                  float beta, float* C) {
   constexpr int BM = 64, BN = 64, BK = 8, TM = 8;
   const dim3 grid(ceil_div(N, BN), ceil_div(M, BM));
   sgemm_1d_blocktiling<BM, BN, BK, TM><<<grid, BM * BN / TM>>>(M, N, K, alpha, A, B, beta, C);

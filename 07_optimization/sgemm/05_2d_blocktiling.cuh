@@ -12,7 +12,8 @@ namespace sgemm {
 
 template <int BM, int BN, int BK, int TM, int TN>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN))
-    sgemm_2d_blocktiling(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+    sgemm_2d_blocktiling(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                         float* C) {
   constexpr int kThreads = (BM / TM) * (BN / TN);
   static_assert(kThreads % BK == 0 && kThreads % BN == 0, "the tile loads must split evenly");
   __shared__ float As[BM * BK];
@@ -52,11 +53,12 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     }
 }
 
-inline void launch_2d_blocktiling(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
-                                  float* C) {
+inline void launch_2d_blocktiling(int M, int N, int K, float alpha, const float* A, const float* B,
+                                  float beta, float* C) {
   constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;
   const dim3 grid(ceil_div(N, BN), ceil_div(M, BM));
-  sgemm_2d_blocktiling<BM, BN, BK, TM, TN><<<grid, (BM / TM) * (BN / TN)>>>(M, N, K, alpha, A, B, beta, C);
+  sgemm_2d_blocktiling<BM, BN, BK, TM, TN>
+      <<<grid, (BM / TM) * (BN / TN)>>>(M, N, K, alpha, A, B, beta, C);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -40,7 +40,8 @@ __device__ inline void store4(float* C, int M, int N, int r, int c, float4 v, fl
     float4 out = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
     if (beta != 0.0f) {  // see scale_add: with beta == 0, C is not read
       const float4 old = as_float4(&C[r * N + c]);
-      out = make_float4(out.x + beta * old.x, out.y + beta * old.y, out.z + beta * old.z, out.w + beta * old.w);
+      out = make_float4(out.x + beta * old.x, out.y + beta * old.y, out.z + beta * old.z,
+                        out.w + beta * old.w);
     }
     *reinterpret_cast<float4*>(&C[r * N + c]) = out;
   }
@@ -59,7 +60,8 @@ struct TileLoader {
 
   // float4 number f of A's tile is row f / (BK/4), columns f % (BK/4) * 4 + 0..3: consecutive
   // threads read consecutive 16-byte pieces of a row. The same for B with BN.
-  __device__ void fetch(const float* A, const float* B, int M, int N, int K, int row0, int col0, int k0) {
+  __device__ void fetch(const float* A, const float* B, int M, int N, int K, int row0, int col0,
+                        int k0) {
 #pragma unroll
     for (int i = 0; i < kA; ++i) {
       const int f = threadIdx.x + i * kThreads;
@@ -98,8 +100,8 @@ inline bool whole_tiles(int M, int N, int K, int BM, int BN, int BK, const float
 }
 
 template <bool kChecked>
-__global__ void __launch_bounds__(256)
-    sgemm_vectorized(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+__global__ void __launch_bounds__(256) sgemm_vectorized(int M, int N, int K, float alpha, const float* A,
+                                                        const float* B, float beta, float* C) {
   constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, kThreads = 256;
   __shared__ alignas(16) float As[BK * BM];  // transposed
   __shared__ alignas(16) float Bs[BK * BN];
@@ -140,8 +142,8 @@ __global__ void __launch_bounds__(256)
                        make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]), alpha, beta);
 }
 
-inline void launch_vectorized(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
-                              float* C) {
+inline void launch_vectorized(int M, int N, int K, float alpha, const float* A, const float* B,
+                              float beta, float* C) {
   const dim3 grid(ceil_div(N, 128), ceil_div(M, 128));
   if (whole_tiles(M, N, K, 128, 128, 8, A, B, C))
     sgemm_vectorized<false><<<grid, 256>>>(M, N, K, alpha, A, B, beta, C);

@@ -15,9 +15,12 @@ namespace sgemm {
 
 /// Tile sizes (SGEMM_CUDA's tuned kernel-10 values): 128 x 128 block tile, 4 warps of 64 x 64.
 struct WarptileConfig {
-  static constexpr int BM = 128, BN = 128, BK = 16;  // block tile
-  static constexpr int WM = 64, WN = 64, WNITER = 4; // warp tile, split into WNITER columns of sub-tiles
-  static constexpr int TM = 8, TN = 4;               // thread tile within a sub-tile
+  // Block tile: BM x BN results, walking K in steps of BK.
+  static constexpr int BM = 128, BN = 128, BK = 16;
+  // Warp tile: WM x WN results, computed as WNITER columns of sub-tiles (and WMITER rows).
+  static constexpr int WM = 64, WN = 64, WNITER = 4;
+  // Thread tile within a sub-tile.
+  static constexpr int TM = 8, TN = 4;
 };
 
 /// One thread's share of a warp tile: its results, and the shared-memory reads that feed them.
@@ -27,7 +30,7 @@ struct WarpTile {
   static constexpr int kThreads = 32 * kWarps;
   static constexpr int WMITER = (Cfg::WM * Cfg::WN) / (32 * Cfg::TM * Cfg::TN * Cfg::WNITER);
   static constexpr int WSUBM = Cfg::WM / WMITER, WSUBN = Cfg::WN / Cfg::WNITER;  // sub-tile size
-  static constexpr int RM = WMITER * Cfg::TM, RN = Cfg::WNITER * Cfg::TN;          // results per thread
+  static constexpr int RM = WMITER * Cfg::TM, RN = Cfg::WNITER * Cfg::TN;        // results per thread
   static_assert((WSUBM / Cfg::TM) * (WSUBN / Cfg::TN) == 32, "32 lanes must cover a sub-tile");
   static_assert(Cfg::TM % 4 == 0 && Cfg::TN % 4 == 0, "thread tiles are read and written as float4");
 
@@ -88,7 +91,8 @@ struct WarpTile {
 
 template <typename Cfg, bool kChecked>
 __global__ void __launch_bounds__(WarpTile<Cfg>::kThreads)
-    sgemm_warptiling(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+    sgemm_warptiling(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                     float* C) {
   using Tile = WarpTile<Cfg>;
   __shared__ alignas(16) float As[Cfg::BK * Cfg::BM];  // transposed
   __shared__ alignas(16) float Bs[Cfg::BK * Cfg::BN];
@@ -105,8 +109,8 @@ __global__ void __launch_bounds__(WarpTile<Cfg>::kThreads)
   tile.template store<kChecked>(C, M, N, row0, col0, alpha, beta);
 }
 
-inline void launch_warptiling(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
-                              float* C) {
+inline void launch_warptiling(int M, int N, int K, float alpha, const float* A, const float* B,
+                              float beta, float* C) {
   using Cfg = WarptileConfig;
   constexpr int kThreads = WarpTile<Cfg>::kThreads;
   const dim3 grid(ceil_div(N, Cfg::BN), ceil_div(M, Cfg::BM));

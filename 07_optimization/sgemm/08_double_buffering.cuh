@@ -14,7 +14,8 @@ namespace sgemm {
 
 template <typename Cfg, bool kChecked>
 __global__ void __launch_bounds__(WarpTile<Cfg>::kThreads)
-    sgemm_double_buffered(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+    sgemm_double_buffered(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                          float* C) {
   using Tile = WarpTile<Cfg>;
   __shared__ alignas(16) float As[2][Cfg::BK * Cfg::BM];  // transposed
   __shared__ alignas(16) float Bs[2][Cfg::BK * Cfg::BN];
@@ -38,8 +39,8 @@ __global__ void __launch_bounds__(WarpTile<Cfg>::kThreads)
   tile.template store<kChecked>(C, M, N, row0, col0, alpha, beta);
 }
 
-inline void launch_double_buffered(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
-                                   float* C) {
+inline void launch_double_buffered(int M, int N, int K, float alpha, const float* A, const float* B,
+                                   float beta, float* C) {
   using Cfg = WarptileConfig;
   constexpr int kThreads = WarpTile<Cfg>::kThreads;
   const dim3 grid(ceil_div(N, Cfg::BN), ceil_div(M, Cfg::BM));
