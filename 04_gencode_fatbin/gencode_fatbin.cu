@@ -57,15 +57,19 @@ std::string describe(const ch04::Choice& choice, int cc, bool force_ptx_jit) {
   const std::string arch = std::to_string(choice.arch);
   switch (choice.kind) {
     case ch04::Choice::Kind::kMachineCode:
-      if (choice.arch == cc) return "machine code sm_" + arch + " (built for this GPU: nothing to compile at load)";
+      if (choice.arch == cc)
+        return "machine code sm_" + arch + " (built for this GPU: nothing to compile at load)";
       return "machine code sm_" + arch + " (sm_" + arch + " runs on " + gpu +
              ": same major version, same or newer minor)";
     case ch04::Choice::Kind::kJitFromPtx: {
-      std::string why = force_ptx_jit           ? "CUDA_FORCE_PTX_JIT=1 made the driver ignore the machine code"
-                        : kEmbedded.machine_code.empty() ? "this build has no machine code"
-                                                         : "none of its machine code (" +
-                                                               ch04::list_architectures(kEmbedded.machine_code, "sm_") +
-                                                               ") runs on a " + gpu + " GPU";
+      std::string why;
+      if (force_ptx_jit)
+        why = "CUDA_FORCE_PTX_JIT=1 made the driver ignore the machine code";
+      else if (kEmbedded.machine_code.empty())
+        why = "this build has no machine code";
+      else
+        why = "its machine code (" + ch04::list_architectures(kEmbedded.machine_code, "sm_") +
+              ") does not run on a " + gpu + " GPU";
       return "PTX compute_" + arch + ", JIT-compiled by the driver for sm_" + std::to_string(cc) + " (" + why + ")";
     }
     default:

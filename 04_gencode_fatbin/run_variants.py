@@ -91,7 +91,7 @@ def measure(program, env, repeats, args):
         startups.append(float(STARTUP.search(text).group(1)))
         loads.append(float(LOAD.search(text).group(2)))
         walls.append(wall_ms)
-        ran = DRIVER_RUNS.search(text).group(1).split(" (")[0]
+        ran = DRIVER_RUNS.search(text).group(1).split(" (")[0].replace(", JIT-compiled by the driver for", ", JIT for")
     if status != 0:
         return None, status, text
     return (statistics.median(startups), statistics.median(loads), statistics.median(walls), ran), status, text
@@ -132,9 +132,9 @@ def jit_cost(bin_dir, repeats):
 
     print(f"Device 0: {device}")
     print(f"Date: {datetime.date.today().isoformat()}; medians of {repeats} runs of each program "
-          f"with {' '.join(args)}; times in ms (wall clock on the CPU).")
+          f"with {' '.join(args)}; wall-clock times on the CPU.")
     print(f"Kernel module: {module}. Startup: CUDA context and the main module (require_gpu()).\n")
-    header = ["build", "the driver runs", "JIT cache", "startup", "kernel module load", "whole run"]
+    header = ["build", "the driver runs", "JIT cache", "startup (ms)", "kernel module load (ms)", "whole run (ms)"]
     print_table(header, rows)
     by_case = {(r[0], r[2]): float(r[4]) for r in rows}
     machine = by_case.get(("04_cubin_only", "none (machine code)"))
