@@ -124,13 +124,15 @@ struct Problem {
   }
 };
 
+// Up to 2^30 multiply-adds (1024^3) the CPU takes about a second; 4096^3 would take minutes.
+bool fits_cpu_reference(int M, int N, int K) { return double(M) * N * K <= double(1 << 30); }
+
 // The reference result for \p p: float64 on the CPU if small enough, else \p reference_step
 // (cuBLAS pedantic), spot-checked against the CPU at up to 4096 sampled elements.
 std::vector<double> reference(const Problem& p, const Step& reference_step,
                               tutorial::DeviceBuffer<float>& C, bool exact,
                               tutorial::Verifier& verifier) {
-  if (double(p.M) * p.N * p.K <= double(1 << 30))
-    return cpu_gemm(p.M, p.N, p.K, p.alpha, p.A, p.B, p.beta, p.C0);
+  if (fits_cpu_reference(p.M, p.N, p.K)) return cpu_gemm(p.M, p.N, p.K, p.alpha, p.A, p.B, p.beta, p.C0);
   const std::vector<float> got = p.run(reference_step, C);
   const size_t count = got.size(), samples = std::min<size_t>(count, 4096);
   std::vector<double> want(samples), sampled(samples);
@@ -194,13 +196,13 @@ int main(int argc, char** argv) {
   tutorial::DeviceBuffer<float> C(size_t(M) * N);
   tutorial::Verifier verifier;
   const size_t a_size = size_t(M) * K, b_size = size_t(K) * N, c_size = size_t(M) * N;
+  const bool cpu_reference = fits_cpu_reference(M, N, K);
   {
     const Problem exact(M, N, K, 1.0f, 0.0f, lab::small_integers(a_size, -2, 2, 1),
                         lab::small_integers(b_size, -2, 2, 2), std::vector<float>(c_size, 0.0f));
-    const bool cpu = double(M) * N * K <= double(1 << 30);
     const std::vector<double> want = reference(exact, all[0], C, true, verifier);
     for (const Step* step : steps) {
-      if (!cpu && step == &all[0]) continue;  // it is the reference: checked above
+      if (!cpu_reference && step == &all[0]) continue;  // it is the reference: checked above
       const std::vector<float> got = exact.run(*step, C);
       verifier.exact(step->name + ", whole numbers in -2..2, beta = 0, C poisoned",
                      tutorial::max_abs_error(got.data(), want.data(), c_size));
@@ -209,10 +211,9 @@ int main(int argc, char** argv) {
   {
     const Problem random(M, N, K, 1.5f, -0.5f, lab::uniform(a_size, -1, 1, 3),
                          lab::uniform(b_size, -1, 1, 4), lab::uniform(c_size, -1, 1, 5));
-    const bool cpu = double(M) * N * K <= double(1 << 30);
     const std::vector<double> want = reference(random, all[0], C, false, verifier);
     for (const Step* step : steps) {
-      if (!cpu && step == &all[0]) continue;
+      if (!cpu_reference && step == &all[0]) continue;
       const std::vector<float> got = random.run(*step, C);
       // TF32 keeps 10 mantissa bits: its error here would be ~1e-3, far above the tolerance. So
       // this also tells whether cuBLAS's default math mode used TF32 tensor cores for SGEMM.
