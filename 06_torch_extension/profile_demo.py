@@ -27,6 +27,12 @@ def table(prof) -> str:
     return prof.key_averages().table(sort_by=SORT, row_limit=8, max_name_column_width=60)
 
 
+def gpu_kernels(prof) -> str:
+    """The GPU kernels in a profile, full names (the table cuts them), with how often each ran."""
+    kernels = [e for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA]
+    return "\n".join(f"  {e.count} x {e.key}" for e in kernels) or "  (none)"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trace-dir", type=Path, default=Path("profiler_traces"),
@@ -53,6 +59,7 @@ def main() -> int:
 
     def on_trace_ready(p) -> None:
         print(table(p))
+        print(f"GPU kernels recorded:\n{gpu_kernels(p)}")
         trace = args.trace_dir / f"add_step{p.step_num}.json"
         p.export_chrome_trace(str(trace))
         print(f"Chrome trace written to {trace}")
@@ -64,7 +71,7 @@ def main() -> int:
             prof.step()  # tells the profiler a step ended: it moves through wait/warmup/active
 
     print("\n## (c) toggle_collection_dynamic: profile only part of each step")
-    print("The inputs are made with collection off, so randn's kernel is not in the table:")
+    print("The inputs are made with collection off: randn's kernel should be missing below.")
     with profile(activities=BOTH) as prof:
         for _ in range(5):
             prof.toggle_collection_dynamic(False, BOTH)
@@ -73,8 +80,9 @@ def main() -> int:
             cuda_course.add(x, y)
         torch.cuda.synchronize()
     print(table(prof))
+    print(f"GPU kernels recorded:\n{gpu_kernels(prof)}")
 
-    print("## (d) The autograd profiler (torch.autograd.profiler.profile)")
+    print("\n## (d) The autograd profiler (torch.autograd.profiler.profile)")
     print("The older API; use_device='cuda' replaces the notes' deprecated use_cuda=True.")
     with torch.autograd.profiler.profile(use_device="cuda") as prof:
         cuda_course.add(a, b)

@@ -110,13 +110,14 @@ def test_opcheck_on_meta_tensors(package, op, shape):
 # --- Errata and exit codes -------------------------------------------------------------------------
 
 def test_lecture_tanh_formula_overflows():
-    """The lecture's Triton GELU used tanh(a) = (e^2a - 1)/(e^2a + 1): inf/inf = NaN for large a."""
-    x = torch.tensor([5.0, 20.0])
+    """The lecture's Triton GELU used tanh(a) = (e^2a - 1)/(e^2a + 1): inf/inf = NaN for large a.
+    triton_kernels.py uses 0.5 x (1 + tanh(a)) = x / (1 + e^-2a) instead: here, in float32 on the CPU."""
+    x = torch.tensor([-100.0, -5.0, -0.5, 0.0, 0.5, 5.0, 20.0, 100.0])
     a = 0.7978845608028654 * (x + 0.044715 * x**3)
-    lecture = (torch.exp(2 * a) - 1) / (torch.exp(2 * a) + 1)
-    stable = 1 - 2 / (torch.exp(2 * a) + 1)  # what triton_kernels.py uses
-    assert lecture[1].isnan() and not stable.isnan().any()
-    torch.testing.assert_close(stable, torch.tanh(a))
+    lecture_tanh = (torch.exp(2 * a) - 1) / (torch.exp(2 * a) + 1)
+    assert lecture_tanh[-2:].isnan().all()
+    ours = x / (1 + torch.exp(-2 * a))
+    torch.testing.assert_close(ours, torch.nn.functional.gelu(x, approximate="tanh"))
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the behaviour without a GPU")
