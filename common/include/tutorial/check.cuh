@@ -43,7 +43,9 @@ inline const char* hint_for(cudaError_t err) {
     case cudaErrorIllegalAddress:
       return "a kernel touched memory it does not own: run the program under compute-sanitizer";
     case cudaErrorInvalidValue:
-      return "an argument is out of range: check sizes, pointers and flags passed to the call";
+      return "an argument is out of range: check sizes, pointers and flags; after a launch, "
+             "check the configuration against the device's limits (threads per block, grid "
+             "size, dynamic shared memory): CUDA 13 reports those as this error";
     case cudaErrorInvalidDevicePointer:
       return "the pointer is not device memory from this context";
     default:

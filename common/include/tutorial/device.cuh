@@ -82,6 +82,11 @@ inline DeviceInfo require_gpu(bool print = true) {
   const cudaError_t image = cudaFuncGetAttributes(&attributes, detail::probe_kernel);
   if (image == cudaErrorNoKernelImageForDevice || image == cudaErrorInvalidDeviceFunction) {
     (void)cudaGetLastError();  // clear the (non-sticky) error before exiting cleanly
+    if (std::getenv("CUDA_FORCE_PTX_JIT"))
+      detail::skip("CUDA_FORCE_PTX_JIT is set, so the driver ignores machine code and needs PTX, "
+                   "but this binary holds none for " + std::string(prop.name) +
+                   ". Unset the variable, or build with PTX (e.g. -DCMAKE_CUDA_ARCHITECTURES=" +
+                   std::to_string(prop.major * 10 + prop.minor) + "-virtual).");
     detail::skip(std::string(prop.name) + " is compute capability " + std::to_string(prop.major) +
                  "." + std::to_string(prop.minor) + ", but this binary holds code only for " +
                  detail::compiled_architectures() + ". Rebuild with -DCMAKE_CUDA_ARCHITECTURES=" +
