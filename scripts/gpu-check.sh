@@ -7,7 +7,8 @@
 #   5. write the record of the run to docs/results/ (or the folder given).
 #
 # Usage: scripts/gpu-check.sh [results-dir]
-# Environment: BUILD_DIR (default build-gpu), SKIP_SANITIZER=1, SKIP_BENCHMARKS=1, CTEST_REGEX=<regex>.
+# Environment: BUILD_DIR (default build-gpu), SKIP_SANITIZER=1, SKIP_BENCHMARKS=1, CTEST_REGEX=<regex>,
+#              TUTORIAL_COMMIT=<commit> (for a copy of the tree without git history).
 # Exit status: 0 when every step passed, 1 otherwise, 77 when there is no GPU.
 set -uo pipefail
 
@@ -29,8 +30,13 @@ compute_cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n
 driver_cuda=$(nvidia-smi | sed -n 's/.*CUDA Version: *\([0-9.]*\).*/\1/p' | head -n 1)
 nvcc_version=$(nvcc --version | sed -n 's/.*release \([0-9.]*\), \(V[0-9.]*\).*/\1 (\2)/p')
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
-commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$commit (with uncommitted changes)"; fi
+# A copy of the tree without its git history (a lent GPU machine) can name its commit in TUTORIAL_COMMIT.
+if [ -n "${TUTORIAL_COMMIT:-}" ]; then
+  commit=$TUTORIAL_COMMIT
+else
+  commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$commit (with uncommitted changes)"; fi
+fi
 echo "gpu-check: $gpu_name (compute capability $compute_cap), driver $driver, nvcc $nvcc_version"
 
 step() { printf '\n== %s ==\n' "$*"; }
