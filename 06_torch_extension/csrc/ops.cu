@@ -64,56 +64,89 @@ struct GeluTanh {
   }
 };
 
-// Each thread handles one float4 (16 bytes) per step when every pointer is
-// 16-byte aligned: fewer, wider memory instructions, which is what it takes to
-// reach the bandwidth torch.add reaches. The leftover n % 4 elements, or all of
-// them for an unaligned view such as x[1:], go one float at a time.
-// Both loops are grid-stride loops, so any n fits in any grid.
+// The vector path, taken when every pointer is 16-byte aligned: a thread moves
+// float4s (16 bytes per memory instruction), kUnroll of them per trip, and
+// issues all its loads before it needs any of them. That keeps enough bytes in
+// flight to saturate HBM, as torch.add's own kernel does. In each of the kUnroll
+// steps a block's threads touch consecutive float4s, so accesses are coalesced.
+// The vector loop covers whole chunks only (kUnroll float4s for every thread of
+// a block), so it needs no bounds check between the loads: a check per load
+// lets the compiler interleave load, add, store, one float4 at a time.
+// The scalar loop takes the rest (fewer than 4096 floats), or everything for an
+// unaligned view such as x[1:]. Both are grid-stride loops: any n fits any grid.
+constexpr int kUnroll = 4;
+
+// Floats in the whole chunks the vector loop covers; the scalar loop starts there.
+__device__ int64_t vector_part(int64_t n) {
+  const int64_t chunk = int64_t{blockDim.x} * kUnroll * 4;
+  return n / chunk * chunk;
+}
+
+template <typename Op>
+__device__ float4 apply(Op op, float4 v) {
+  return make_float4(op(v.x), op(v.y), op(v.z), op(v.w));
+}
+
+template <typename Op>
+__device__ float4 apply(Op op, float4 u, float4 v) {
+  return make_float4(op(u.x, v.x), op(u.y, v.y), op(u.z, v.z), op(u.w, v.w));
+}
+
 template <typename Op>
 __global__ void unary_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n,
                              bool vectorized, Op op) {
-  const int64_t first = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
-  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
-  int64_t done = 0;
-  if (vectorized) {
-    const auto* x4 = reinterpret_cast<const float4*>(x);
-    auto* y4 = reinterpret_cast<float4*>(y);
-    for (int64_t i = first; i < n / 4; i += stride) {
-      const float4 v = x4[i];
-      y4[i] = make_float4(op(v.x), op(v.y), op(v.z), op(v.w));
-    }
-    done = n / 4 * 4;
+  const int64_t done = vectorized ? vector_part(n) : 0;
+  const auto* x4 = reinterpret_cast<const float4*>(x);
+  auto* y4 = reinterpret_cast<float4*>(y);
+  const int64_t trip = int64_t{gridDim.x} * blockDim.x * kUnroll;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} * kUnroll + threadIdx.x; i < done / 4;
+       i += trip) {
+    float4 v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = x4[i + u * blockDim.x];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) y4[i + u * blockDim.x] = apply(op, v[u]);
   }
-  for (int64_t i = done + first; i < n; i += stride) y[i] = op(x[i]);
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t i = done + blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += stride) {
+    y[i] = op(x[i]);
+  }
 }
 
 template <typename Op>
 __global__ void binary_kernel(const float* __restrict__ a, const float* __restrict__ b,
                               float* __restrict__ y, int64_t n, bool vectorized, Op op) {
-  const int64_t first = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
-  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
-  int64_t done = 0;
-  if (vectorized) {
-    const auto* a4 = reinterpret_cast<const float4*>(a);
-    const auto* b4 = reinterpret_cast<const float4*>(b);
-    auto* y4 = reinterpret_cast<float4*>(y);
-    for (int64_t i = first; i < n / 4; i += stride) {
-      const float4 u = a4[i];
-      const float4 v = b4[i];
-      y4[i] = make_float4(op(u.x, v.x), op(u.y, v.y), op(u.z, v.z), op(u.w, v.w));
+  const int64_t done = vectorized ? vector_part(n) : 0;
+  const auto* a4 = reinterpret_cast<const float4*>(a);
+  const auto* b4 = reinterpret_cast<const float4*>(b);
+  auto* y4 = reinterpret_cast<float4*>(y);
+  const int64_t trip = int64_t{gridDim.x} * blockDim.x * kUnroll;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} * kUnroll + threadIdx.x; i < done / 4;
+       i += trip) {
+    float4 u4[kUnroll], v4[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      u4[u] = a4[i + u * blockDim.x];
+      v4[u] = b4[i + u * blockDim.x];
     }
-    done = n / 4 * 4;
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) y4[i + u * blockDim.x] = apply(op, u4[u], v4[u]);
   }
-  for (int64_t i = done + first; i < n; i += stride) y[i] = op(a[i], b[i]);
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t i = done + blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += stride) {
+    y[i] = op(a[i], b[i]);
+  }
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
-// One thread per float4 (or per float), capped at the grid's x limit; the
-// grid-stride loops cover whatever a capped grid does not.
+// Enough blocks for one trip of the loops above (kUnroll float4s or one float
+// per thread), capped at the grid's x limit: the grid-stride loops cover the rest.
+// Blocks for one trip of the loops above over n floats, capped at the grid's x
+// limit (the grid-stride loops cover the rest).
 int64_t blocks_for(int64_t n, bool vectorized) {
-  const int64_t items = vectorized ? (n + 3) / 4 : n;
-  return std::min<int64_t>((items + kThreads - 1) / kThreads, INT_MAX);
+  const int64_t per_block = vectorized ? int64_t{kThreads} * kUnroll * 4 : kThreads;
+  return std::min<int64_t>((n + per_block - 1) / per_block, INT_MAX);
 }
 
 template <typename Op>
@@ -160,22 +193,26 @@ __device__ float block_sum(float v) {
 // Launched twice by mean(): many blocks over x (divisor 1), then one block over
 // their partial sums (divisor n). No atomics, so the result is the same on
 // every run: the order of the additions is fixed by n and the grid size.
+// Loads as in the elementwise kernels: kUnroll float4s in flight per thread.
 __global__ void __launch_bounds__(kThreads)
     sum_kernel(const float* __restrict__ x, int64_t n, bool vectorized, double divisor,
                float* __restrict__ out) {
-  const int64_t first = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
-  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  const int64_t done = vectorized ? vector_part(n) : 0;
+  const auto* x4 = reinterpret_cast<const float4*>(x);
+  const int64_t trip = int64_t{gridDim.x} * blockDim.x * kUnroll;
   float acc = 0.0f;
-  int64_t done = 0;
-  if (vectorized) {
-    const auto* x4 = reinterpret_cast<const float4*>(x);
-    for (int64_t i = first; i < n / 4; i += stride) {
-      const float4 v = x4[i];
-      acc += (v.x + v.y) + (v.z + v.w);
-    }
-    done = n / 4 * 4;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} * kUnroll + threadIdx.x; i < done / 4;
+       i += trip) {
+    float4 v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = x4[i + u * blockDim.x];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) acc += (v[u].x + v[u].y) + (v[u].z + v[u].w);
   }
-  for (int64_t i = done + first; i < n; i += stride) acc += x[i];
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t i = done + blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += stride) {
+    acc += x[i];
+  }
   acc = block_sum(acc);
   if (threadIdx.x == 0) out[blockIdx.x] = static_cast<float>(acc / divisor);
 }
@@ -218,11 +255,16 @@ at::Tensor mean(const at::Tensor& x) {
   const int64_t n = x.numel();
   const float* in = x.const_data_ptr<float>();
 
-  // Pass 1: 8 blocks of 256 threads per SM is 2048 threads, a full SM on
-  // sm_80/sm_90, and one float4 load in flight per thread is enough to keep
-  // HBM busy. Fewer blocks when x is small (each thread gets >= one float4).
+  // Pass 1: exactly as many blocks as fit on the GPU at once (one wave that
+  // stays resident and loops over x; a second, partial wave would leave most
+  // SMs idle at the end). The runtime knows how many blocks of this kernel fit
+  // on an SM, given its registers and shared memory. Fewer blocks for small x.
+  int blocks_per_sm = 0;
+  C10_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, sum_kernel, kThreads, 0));
   const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
-  const int64_t blocks = std::min<int64_t>((n + 4 * kThreads - 1) / (4 * kThreads), 8 * sms);
+  const int64_t blocks =
+      std::min<int64_t>(blocks_for(n, aligned16(in)), int64_t{blocks_per_sm} * sms);
   at::Tensor partials = at::empty({blocks}, x.options());
   if (blocks > 0) {
     sum_kernel<<<blocks, kThreads, 0, stream>>>(in, n, aligned16(in), 1.0,
