@@ -1,17 +1,27 @@
 /// \file add_kernels.cuh
-/// \brief z = x + y four ways: from one thread to the whole GPU.
+/// \brief x + y from one thread to the whole GPU: chapter 01's kernel, then five steps.
 ///
 /// The same one-line body in every kernel; only the answer to "which elements
-/// does this thread handle?" changes. Indices are size_t throughout: an int
-/// index overflows past 2^31 elements (big_index.cu shows it), and 64-bit index
-/// arithmetic costs nothing measurable in a kernel that waits on memory.
+/// does this thread handle?" changes. Indices are size_t from step 1 on: an int
+/// index overflows past 2^31 elements (big_index.cu shows it). In a kernel that
+/// waits on memory the wider index costs nothing measurable; for the single
+/// thread, part 1 of add_progression measures both index types.
 #pragma once
 
 #include <cstddef>
 
-// 1. <<<1, 1>>>: a single thread walks the whole array, as in chapter 01. Each
-// iteration waits for its two loads before the next can start, so the time is
-// n times the memory latency.
+// 0. Chapter 01's kernel, unchanged: one thread, an int index, y = x + y in
+// place. It is the baseline of the speedup table, so the table answers "how
+// much faster than chapter 01's program?".
+__global__ void add_chapter01(int n, const float* x, float* y) {
+  for (int i = 0; i < n; ++i) y[i] = x[i] + y[i];
+}
+
+// 1. <<<1, 1>>>: still one thread, with the size_t index and the separate
+// output z of the kernels below. Each element's loads are issued after the
+// previous element's store (z might overlap x or y, so the compiler keeps that
+// order), and the thread has nothing else to do while it waits: the elements
+// are done one after another, each waiting for its own loads.
 __global__ void add_one_thread(size_t n, const float* x, const float* y, float* z) {
   for (size_t i = 0; i < n; ++i) z[i] = x[i] + y[i];
 }
@@ -41,6 +51,28 @@ __global__ void add_grid_stride(size_t n, const float* x, const float* y, float*
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
     z[i] = x[i] + y[i];
+}
+
+// 5. Grid-stride with 16-byte accesses: each thread loads a float4 (four floats,
+// one instruction) from x and from y and stores one to z. The same bytes move in
+// a quarter of the memory instructions, and each thread has 32 bytes of loads in
+// flight instead of 8: more work per thread, fewer and wider memory requests.
+// A float4 access must be 16-byte aligned. cudaMalloc returns pointers aligned to
+// at least 256 bytes, so this chapter's arrays are; a pointer into the middle of
+// an array (x + 1) is not, and chapter 07 handles that case. The float4 loop
+// covers the first 4 * (n / 4) elements; the last n % 4 are added one by one.
+__global__ void add_grid_stride_float4(size_t n, const float* x, const float* y, float* z) {
+  const size_t first = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  const size_t n4 = n / 4;
+  const auto* x4 = reinterpret_cast<const float4*>(x);
+  const auto* y4 = reinterpret_cast<const float4*>(y);
+  auto* z4 = reinterpret_cast<float4*>(z);
+  for (size_t i = first; i < n4; i += stride) {
+    const float4 a = x4[i], b = y4[i];
+    z4[i] = make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+  }
+  for (size_t i = 4 * n4 + first; i < n; i += stride) z[i] = x[i] + y[i];  // the tail
 }
 
 /// Blocks of \p block threads needed to give each of \p n elements a thread.

@@ -7,7 +7,13 @@
 //           memory past 48 KiB with the opt-in;
 //   errors  launches that break a rule, on purpose: CUDA refuses each one, and
 //           the error is only seen by asking cudaGetLastError(). The program
-//           fails (exit 1) if a wrong launch is NOT refused.
+//           prints the error it got, by name, and fails (exit 1) if a wrong
+//           launch is NOT refused. Which error a refusal reports is not fixed:
+//           CUDA's documentation lists cudaErrorInvalidConfiguration for too
+//           many threads, too many blocks or too much shared memory, and older
+//           toolkits returned it for bad shapes; CUDA 13.0 with driver 580
+//           returned cudaErrorInvalidValue for all eight launches below. So the
+//           check is "!= cudaSuccess", and the name is printed, never assumed.
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -140,11 +146,10 @@ void show_limits(int device, tutorial::Verifier& verifier) {
   check_shared_memory_opt_in(device, verifier);
 }
 
-/// A launch that breaks one rule, and the error CUDA should report for it.
+/// A launch that breaks one rule.
 struct WrongLaunch {
-  std::string rule;      ///< which rule it breaks, in words
-  std::string code;      ///< the launch as written
-  cudaError_t expected;  ///< what cudaGetLastError() should return
+  std::string rule;  ///< which rule it breaks, in words
+  std::string code;  ///< the launch as written
   std::function<void()> launch;
 };
 
@@ -152,25 +157,22 @@ void show_wrong_launches(int device, tutorial::Verifier& verifier) {
   const int default_shared = attribute(cudaDevAttrMaxSharedMemoryPerBlock, device);
   const int optin_shared = attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
   const std::vector<WrongLaunch> wrong = {
-      {"block of 1025 threads", "empty_kernel<<<1, 1025>>>", cudaErrorInvalidConfiguration,
-       [] { empty_kernel<<<1, 1025>>>(); }},
+      {"block of 1025 threads", "empty_kernel<<<1, 1025>>>", [] { empty_kernel<<<1, 1025>>>(); }},
       {"block of 32 x 32 x 2 = 2048 threads", "empty_kernel<<<1, dim3(32, 32, 2)>>>",
-       cudaErrorInvalidConfiguration, [] { empty_kernel<<<1, dim3(32, 32, 2)>>>(); }},
-      {"block z of 65", "empty_kernel<<<1, dim3(1, 1, 65)>>>", cudaErrorInvalidConfiguration,
+       [] { empty_kernel<<<1, dim3(32, 32, 2)>>>(); }},
+      {"block z of 65", "empty_kernel<<<1, dim3(1, 1, 65)>>>",
        [] { empty_kernel<<<1, dim3(1, 1, 65)>>>(); }},
-      {"grid of 0 blocks", "empty_kernel<<<0, 256>>>", cudaErrorInvalidConfiguration,
-       [] { empty_kernel<<<0, 256>>>(); }},
-      {"grid x of 2^31 blocks", "empty_kernel<<<1u << 31, 1>>>", cudaErrorInvalidConfiguration,
+      {"grid of 0 blocks", "empty_kernel<<<0, 256>>>", [] { empty_kernel<<<0, 256>>>(); }},
+      {"grid x of 2^31 blocks", "empty_kernel<<<1u << 31, 1>>>",
        [] { empty_kernel<<<1u << 31, 1>>>(); }},
-      {"grid y of 65536 blocks", "empty_kernel<<<dim3(1, 65536), 1>>>", cudaErrorInvalidConfiguration,
+      {"grid y of 65536 blocks", "empty_kernel<<<dim3(1, 65536), 1>>>",
        [] { empty_kernel<<<dim3(1, 65536), 1>>>(); }},
       {"dynamic shared memory past the default, without opt-in",
-       tutorial::format("empty_kernel<<<1, 256, %d>>>", default_shared + 1), cudaErrorInvalidValue,
+       tutorial::format("empty_kernel<<<1, 256, %d>>>", default_shared + 1),
        [=] { empty_kernel<<<1, 256, default_shared + 1>>>(); }},
       {"dynamic shared memory past the opt-in limit, with opt-in",
        tutorial::format("empty_kernel<<<1, 256, %d>>> after opting in to %d", optin_shared + 1,
                         optin_shared),
-       cudaErrorInvalidValue,
        [=] {
          CUDA_CHECK(cudaFuncSetAttribute(empty_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          optin_shared));
@@ -186,7 +188,8 @@ void show_wrong_launches(int device, tutorial::Verifier& verifier) {
                 cudaGetErrorName(err), cudaGetErrorString(err));
     if (const char* hint = tutorial::hint_for(err)) std::printf("  what it means: %s\n", hint);
     if (err == cudaSuccess) CUDA_CHECK(cudaDeviceSynchronize());  // it was queued: let it finish
-    verifier.expect(w.rule + " rejected with " + cudaGetErrorName(w.expected), err == w.expected);
+    // Rejected is what matters; which error says so depends on the CUDA version.
+    verifier.expect(w.rule + " is rejected (got " + cudaGetErrorName(err) + ")", err != cudaSuccess);
   }
 
   // A launch error is not "sticky": it is reported once and cleared, and the GPU
