@@ -1,5 +1,6 @@
 #include "cupti_tracer.h"
 
+#include <cuda_runtime_api.h>
 #include <cupti.h>
 #include <cxxabi.h>
 
@@ -135,17 +136,22 @@ std::optional<Event> to_event(const CUpti_Activity& record) {
     }
     case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER: {
       const auto& u = reinterpret_cast<const UnifiedMemoryRecord&>(record);
-      if (u.counterKind == CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT) {
-        e = {Track::kUnifiedMemory, "[Unified memory GPU page faults]", "", u.start, u.end, 0,
-             kGpuPageFaults, 0};
-        return e;
+      switch (u.counterKind) {
+        case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD:
+          e = {Track::kUnifiedMemory, "[CUDA memcpy Unified Host-to-Device]", migration_cause(u.flags),
+               u.start, u.end, u.value, kHostToDevice, 0};
+          return e;
+        case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH:
+          e = {Track::kUnifiedMemory, "[CUDA memcpy Unified Device-to-Host]", migration_cause(u.flags),
+               u.start, u.end, u.value, kDeviceToHost, 0};
+          return e;
+        case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT:
+          e = {Track::kUnifiedMemory, "[Unified memory GPU page faults]", "", u.start, u.end, 0,
+               kGpuPageFaults, 0};
+          return e;
+        default:  // a counter the tracer did not configure
+          return std::nullopt;
       }
-      const bool to_device = u.counterKind == CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD;
-      e = {Track::kUnifiedMemory,
-           to_device ? "[CUDA memcpy Unified Host-to-Device]" : "[CUDA memcpy Unified Device-to-Host]",
-           migration_cause(u.flags), u.start, u.end, u.value,
-           to_device ? kHostToDevice : kDeviceToHost, 0};
-      return e;
     }
     default:
       return std::nullopt;
@@ -188,11 +194,22 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
                   std::make_move_iterator(batch.end()));
 }
 
-// Unified-memory migrations need their counters chosen before the kind is
-// enabled. Device 0 is the course's device (tutorial::require_gpu). If the GPU
-// page-fault counter is refused, the migrations alone are still worth having.
-// Returns "" on success.
+// Unified-memory migrations need their counters configured before the kind is
+// enabled, and the configuration needs an initialized driver: cupti_activity.h
+// says cuptiActivityConfigureUnifiedMemoryCounter "should be called after CUDA
+// driver initialization". Called before it, the call accepts anything (even a
+// device that does not exist) and enabling the kind then fails with
+// CUPTI_ERROR_NOT_READY: this tracer's first GPU run did exactly that.
+// cudaGetDeviceCount initializes the driver (cuInit) but creates no context, so
+// the counters are still on before the context exists, as NVIDIA's
+// unified-memory sample has them. Device 0 is the course's device
+// (tutorial::require_gpu). If the GPU page-fault counter is refused, the
+// migrations alone are still worth having. Returns "" on success.
 std::string enable_unified_memory() {
+  int devices = 0;
+  if (const cudaError_t error = cudaGetDeviceCount(&devices); error != cudaSuccess || devices == 0)
+    return std::string("no CUDA device to configure the counters for (cudaGetDeviceCount: ") +
+           (error == cudaSuccess ? "0 devices" : cudaGetErrorName(error)) + ")";
   const CUpti_ActivityUnifiedMemoryCounterKind kinds[] = {
       CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
       CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,

@@ -33,15 +33,18 @@ class CuptiTracer {
   CuptiTracer& operator=(const CuptiTracer&) = delete;
 
   /// Starts tracing. Call it before the first CUDA call to see context creation
-  /// and module loading too. Returns "" on success, otherwise why CUPTI cannot
-  /// trace (then nothing is recorded, and the program runs on untraced).
+  /// and module loading too. It initializes the CUDA driver (cudaGetDeviceCount,
+  /// no context yet), which the unified-memory counters need. Returns "" on
+  /// success, otherwise why CUPTI cannot trace (then nothing is recorded, and the
+  /// program runs on untraced).
   std::string start();
 
   /// Whether start() succeeded and stop() has not been called yet.
   bool running() const { return running_; }
 
   /// "" if unified-memory migrations are being recorded, otherwise why not: CUPTI
-  /// can refuse them alone (on some virtualized GPUs, say) and trace the rest.
+  /// can refuse them alone (no device, a platform without unified-memory
+  /// profiling) and trace the rest.
   const std::string& unified_memory_error() const { return unified_memory_error_; }
 
   /// Records a span of the program itself (a phase) on the tracer's clock.

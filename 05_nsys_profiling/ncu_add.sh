@@ -5,8 +5,12 @@
 #
 # Profiles ONE launch of add inside the program's "add many blocks" NVTX range:
 # ncu replays a kernel many times to read all the counters a section needs, so
-# one launch is plenty. Default program arguments: --n 2^24 --runs 1 (two 64 MiB
-# arrays, several times the L2 cache, so the kernel streams from DRAM).
+# one launch is plenty. Default program arguments: --n 2^26 --runs 1: two 256 MiB
+# arrays, ten times the L2 cache, so the kernel streams from DRAM, and long
+# enough (a few hundred us) that its start and its last partial wave of blocks
+# weigh little. At 2^24 (a 64 us kernel) the first GPU check read 59% of peak.
+# The four one-thread launches dominate the run: about 1 s each at 2^24 in that
+# check, so expect about 20 s at 2^26.
 # Prints the SpeedOfLight and MemoryWorkloadAnalysis sections, then the kernel's
 # memory throughput as a percentage of the GPU's peak.
 # A report, not a test: if ncu is missing or may not read the GPU's performance
@@ -18,7 +22,7 @@ if [ $# -lt 1 ]; then
 fi
 program=$1
 shift
-if [ $# -gt 0 ]; then args=("$@"); else args=(--n '2^24' --runs 1); fi
+if [ $# -gt 0 ]; then args=("$@"); else args=(--n '2^26' --runs 1); fi
 ncu=${NCU:-ncu}
 if ! command -v "$ncu" >/dev/null 2>&1; then
   echo "ncu_add: ncu is not installed (looked for '$ncu'), so there is nothing to report."

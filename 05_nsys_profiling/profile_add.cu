@@ -9,7 +9,8 @@
 //
 // What the numbers teach:
 //  1. the first launch costs far more than the ones after it;
-//  2. a CPU clock around an asynchronous launch times the launch, not the kernel;
+//  2. a CPU clock around an asynchronous launch times the launch, not the kernel,
+//     and CUDA events around one short launch hold the launch's latency too;
 //  3. unified memory moves on demand (page faults) or when prefetched, and a
 //     trace shows which, when, and how long it took.
 #include <nvtx3/nvToolsExt.h>
@@ -70,7 +71,7 @@ double ms_since(Clock::time_point start) {
 struct ThreeClocks {
   double cpu_launch_only = 0;  // CPU clock around the launch call alone
   double cpu_with_sync = 0;    // CPU clock around the launch and cudaDeviceSynchronize
-  double events = 0;           // CUDA events around the kernel, in the stream
+  double events = 0;           // CUDA events before and after the launch, in the stream
 };
 
 ThreeClocks time_three_ways(const std::function<void()>& launch, tutorial::TimingPlan plan) {
@@ -92,7 +93,9 @@ ThreeClocks time_three_ways(const std::function<void()>& launch, tutorial::Timin
     CUDA_CHECK(cudaDeviceSynchronize());
     with_sync.push_back(ms_since(start));
   }
-  // Events are time-stamped by the GPU as it passes them in the stream: the kernel alone.
+  // Events are time-stamped by the GPU as it passes them in the stream. Each
+  // pair starts on an idle stream, so the start event is stamped at once and the
+  // GPU then waits for the launch to arrive: the pair holds that wait too.
   const tutorial::Timing events = tutorial::time_gpu(launch, {0, plan.runs});
   return {tutorial::summarize(launch_only).median_ms, tutorial::summarize(with_sync).median_ms,
           events.median_ms};
@@ -117,7 +120,8 @@ int main(int argc, char** argv) {
                     "Runs the add progression (1 thread, 1 block, many blocks) on unified memory, "
                     "with a prefetch and copies,\nas named NVTX phases for nsys and ncu. --trace "
                     "also traces it with CUPTI, no nsys needed: nsys-style summaries and a Chrome trace.");
-  cli.add_int("n", "number of elements (add<<<1, 1>>> takes ~90 ms per 2^20)", 1 << 20, 1, 1 << 26);
+  cli.add_int("n", "number of elements (add<<<1, 1>>> takes ~50 ms per 2^20 on an H200)", 1 << 20, 1,
+              1 << 26);
   cli.add_int("runs", "timed runs per launch configuration (1 for add<<<1, 1>>>)", 10, 1, 1000);
   cli.add_string("trace", "write a Chrome trace (JSON) to this file and print nsys-style summaries", "");
   cli.parse_or_exit(argc, argv);
@@ -213,11 +217,12 @@ int main(int argc, char** argv) {
     int blocks, threads;
     tutorial::TimingPlan plan;
     ThreeClocks clocks;
+    uint64_t from_ns = 0, to_ns = 0;  // the phase on the tracer's clock: its kernels started in it
   };
   std::vector<Config> configs = {
-      {"add 1 thread", 1, 1, {0, 1}, {}},  // ~90 ms a run at 2^20: one is enough
-      {"add 1 block", 1, 256, {2, runs}, {}},
-      {"add many blocks", (n + 255) / 256, 256, {2, runs}, {}},
+      {"add 1 thread", 1, 1, {0, 1}},  // ~50 ms a run at 2^20: one is enough
+      {"add 1 block", 1, 256, {2, runs}},
+      {"add many blocks", (n + 255) / 256, 256, {2, runs}},
   };
   for (Config& config : configs) {
     if (concurrent_managed_access) {
@@ -227,8 +232,12 @@ int main(int argc, char** argv) {
       CUDA_CHECK(cudaDeviceSynchronize());
     }
     {
+      // CUPTI's clock only while tracing: untraced, the program makes no CUPTI
+      // call, and leaves the driver's tool hooks to ncu or compute-sanitizer.
       Phase phase(config.phase, tracer);
+      if (tracer.running()) config.from_ns = trace::CuptiTracer::now_ns();
       config.clocks = time_three_ways(launcher(config.blocks, config.threads), config.plan);
+      if (tracer.running()) config.to_ns = trace::CuptiTracer::now_ns();
     }
     verify_y("add" + trace::launch_text({config.blocks, 1, 1}, {config.threads, 1, 1}));
   }
@@ -265,15 +274,22 @@ int main(int argc, char** argv) {
               tutorial::format_time(first_run_ms).c_str(),
               tutorial::format_time(configs.front().clocks.events).c_str());
 
-  const std::vector<trace::SummaryRow> kernels = trace::summarize(events, trace::Track::kKernel);
-  std::printf("\nOne kernel, three clocks (medians): the first times only the launch, the second adds\n"
-              "the launch and the wait to the kernel, CUDA events and CUPTI time the kernel alone.\n\n");
+  std::printf(
+      "\nOne kernel, three clocks (medians). A CPU clock around the launch call times the launch\n"
+      "alone; with cudaDeviceSynchronize inside, it adds the kernel and the CPU waking up. CUDA\n"
+      "events time the GPU from one event to the next: the kernel, plus the wait for the launch\n"
+      "to reach the GPU after the start event (microseconds: it swamps a short kernel). CUPTI's\n"
+      "kernel records time the kernel alone (the median over the phase's launches, and how many).\n\n");
   tutorial::Table table({"Launch", "Timed runs", "CPU clock, launch only", "CPU clock, launch + sync",
-                         "CUDA events", "CUPTI kernel time (median of all launches)"});
+                         "CUDA events", "CUPTI kernel time (launches)"});
   for (const Config& config : configs) {
     const std::string launch = trace::launch_text({config.blocks, 1, 1}, {config.threads, 1, 1});
+    std::vector<trace::Event> in_phase;
+    for (const trace::Event& e : events)
+      if (e.track == trace::Track::kKernel && e.start_ns >= config.from_ns && e.start_ns <= config.to_ns)
+        in_phase.push_back(e);
     std::string traced = "-";
-    for (const trace::SummaryRow& row : kernels)
+    for (const trace::SummaryRow& row : trace::summarize(in_phase, trace::Track::kKernel))
       if (row.detail == launch && row.name.rfind("add(", 0) == 0)
         traced = tutorial::format_time(row.median_ns * 1e-6) + tutorial::format(" (%zu)", row.count);
     table.add_row({"add" + launch, std::to_string(config.plan.runs),

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs a command that writes a Chrome trace, then checks the trace.
 #   run_and_check_trace.sh <trace.json> <check_trace.py options...> -- <command...>
+# What the command prints is shown and kept in <trace.json>.log, which
+# check_trace.py reads (--program-output) for what the program said it traced.
 # Exit 77 from the command (no usable GPU) is passed on, so CTest reports *skipped*.
 set -u
 if [ $# -lt 3 ]; then
@@ -16,9 +18,10 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
 done
 shift  # the "--"
 
-rm -f "$trace"  # a trace left by an earlier run must not pass for this one
-"$@"
-status=$?
+log=$trace.log
+rm -f "$trace" "$log"  # files left by an earlier run must not pass for this one
+"$@" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
 if [ "$status" -eq 77 ]; then
   echo "run_and_check_trace: skipped (no usable GPU)"
   exit 77
@@ -27,4 +30,4 @@ if [ "$status" -ne 0 ]; then
   echo "run_and_check_trace: FAILED, the command exited with status $status"
   exit 1
 fi
-python3 "$(dirname "$0")/check_trace.py" "$trace" "${checks[@]}"
+python3 "$(dirname "$0")/check_trace.py" "$trace" --program-output "$log" "${checks[@]}"
