@@ -14,6 +14,7 @@ tree), else to PyTorch's default, ~/.cache/torch_extensions/<python>_<cuda>/<nam
 import os
 from pathlib import Path
 
+import torch
 from torch.utils import cpp_extension
 
 CSRC = Path(__file__).resolve().parent / "csrc"
@@ -59,3 +60,16 @@ def load_inline_gelu(verbose: bool = False):
         build_directory=_build_directory(name),
         verbose=verbose,
     ).gelu
+
+
+if __name__ == "__main__":
+    # Builds both (verbose: you see ninja and nvcc at work), then tries them if there is a GPU.
+    # Without a GPU, set TORCH_CUDA_ARCH_LIST (e.g. "9.0") or PyTorch cannot pick an architecture.
+    module = load_pybind_module(verbose=True)
+    inline_gelu = load_inline_gelu(verbose=True)
+    if torch.cuda.is_available():
+        x = torch.linspace(-3, 3, 7, device="cuda")
+        print("x            ", x.tolist())
+        print("module.add   ", module.add(x, x).tolist())
+        print("module.gelu  ", module.gelu(x).tolist())
+        print("inline gelu  ", inline_gelu(x).tolist())
