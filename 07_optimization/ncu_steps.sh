@@ -40,8 +40,9 @@ profile() {
   fi
 }
 
-# SGEMM at 4096: the naive kernel, warp tiling, and double buffering.
-profile 'sgemm_naive|sgemm_warptiling|sgemm_double_buffered' 3 "$bin/07_sgemm" --check-only
+# SGEMM at 4096: the naive kernel, warp tiling, and double buffering in its five tile
+# configurations (8a-8e, which ncu names sgemm_double_buffered<Tiles8a, 0> ...).
+profile 'sgemm_naive|sgemm_warptiling|sgemm_double_buffered' 7 "$bin/07_sgemm" --check-only
 # Reduction over 2^28 floats: the single-pass step and CUB's main kernel.
 profile 'sum_single_pass|DeviceReduceKernel' 2 "$bin/07_reduction" --check-only --step 7
 # z = x + y over 2^28 floats, float4.

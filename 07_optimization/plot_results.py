@@ -5,7 +5,9 @@ Reads the runners' output (docs/results/07_*.md as scripts/gpu-check.sh writes t
 program output) and draws one horizontal bar chart per Markdown table: one bar per row (step),
 its length the table's first column whose header starts with "%" (% of copy, % of CUB,
 % of cuBLAS). The chart's title is the heading printed just above the table; a line
-"Goal: >= N% ..." below it draws a dashed goal line.
+"Goal: >= N% ..." below it draws a dashed goal line. Tables without a "%" column (07_sgemm's
+list of step 8's tile configurations) are skipped; each configuration (8a, 8b, ...) is a bar of
+the main table.
 
 Usage: python3 07_optimization/plot_results.py docs/results/07_elementwise.md docs/results/07_reduction.md \\
            docs/results/07_sgemm.md docs/results/07_fusion.md -o 07_optimization/results.svg

@@ -21,6 +21,10 @@ struct WarptileConfig {
   static constexpr int WM = 64, WN = 64, WNITER = 4;
   // Thread tile within a sub-tile.
   static constexpr int TM = 8, TN = 4;
+  // Blocks that must fit on one SM together: __launch_bounds__'s second argument, which makes
+  // ptxas keep registers per thread <= 65536 / (threads * MIN_BLOCKS), spilling if it must.
+  // 0: no such demand (the same as leaving the argument out; ptxas chose 222 registers here).
+  static constexpr int MIN_BLOCKS = 0;
 };
 
 /// One thread's share of a warp tile: its results, and the shared-memory reads that feed them.
@@ -90,7 +94,7 @@ struct WarpTile {
 };
 
 template <typename Cfg, bool kChecked>
-__global__ void __launch_bounds__(WarpTile<Cfg>::kThreads)
+__global__ void __launch_bounds__(WarpTile<Cfg>::kThreads, Cfg::MIN_BLOCKS)
     sgemm_warptiling(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
                      float* C) {
   using Tile = WarpTile<Cfg>;

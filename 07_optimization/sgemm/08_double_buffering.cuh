@@ -3,9 +3,10 @@
 // pair's global loads are already in flight (fetch() into registers before compute(), stash()
 // into the other buffer after it). One __syncthreads() per tile instead of two, and the
 // latency of the global loads hides behind 16 x 128 FMAs per thread.
-// Prediction: a few percent over step 7 when the load latency was exposed; costs 32 more
-// registers per thread (the fetched float4s stay live during compute) and twice the shared
+// Prediction (step 7's tiles): a few percent over step 7 when the load latency was exposed; costs
+// 32 more registers per thread (the fetched float4s stay live during compute) and twice the shared
 // memory. Whether it pays is what the measurement says.
+// The kernel is a template on the tile configuration: 08_tile_sweep.cuh times five of them.
 #pragma once
 
 #include "07_warptiling.cuh"
@@ -13,7 +14,7 @@
 namespace sgemm {
 
 template <typename Cfg, bool kChecked>
-__global__ void __launch_bounds__(WarpTile<Cfg>::kThreads)
+__global__ void __launch_bounds__(WarpTile<Cfg>::kThreads, Cfg::MIN_BLOCKS)
     sgemm_double_buffered(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
                           float* C) {
   using Tile = WarpTile<Cfg>;
@@ -39,9 +40,9 @@ __global__ void __launch_bounds__(WarpTile<Cfg>::kThreads)
   tile.template store<kChecked>(C, M, N, row0, col0, alpha, beta);
 }
 
-inline void launch_double_buffered(int M, int N, int K, float alpha, const float* A, const float* B,
-                                   float beta, float* C) {
-  using Cfg = WarptileConfig;
+template <typename Cfg>
+void launch_double_buffered(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                            float* C) {
   constexpr int kThreads = WarpTile<Cfg>::kThreads;
   const dim3 grid(ceil_div(N, Cfg::BN), ceil_div(M, Cfg::BM));
   if (whole_tiles(M, N, K, Cfg::BM, Cfg::BN, Cfg::BK, A, B, C))
