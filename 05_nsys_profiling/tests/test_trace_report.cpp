@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "catch_compat.hpp"
+#include "catch.hpp"
 #include "trace_report.h"
 
 using trace::Event;
