@@ -123,7 +123,8 @@ def main() -> int:
     print("\nGoals (throughput as a share of the built-in's):")
     for op, goal in [("add", 0.95), ("gelu", 0.95), ("mean", 0.90)]:
         r = ratio[(op, custom + op)]
-        print(f"- {op}: custom CUDA at {100 * r:.0f}% (goal >= {100 * goal:.0f}%): {'met' if r >= goal else 'MISSED'}")
+        verdict = "met" if r >= goal else "MISSED"
+        print(f"- {op}: custom CUDA at {100 * r:.0f}% (goal >= {100 * goal:.0f}%): {verdict}")
     slowdown = 1 / ratio[("gelu", "unfused PyTorch ops (the formula)")]
     print(f"- unfused GELU: {slowdown:.1f}x slower than F.gelu (expected about 10x: ~9 kernels, "
           f"each reading and writing a whole tensor)")

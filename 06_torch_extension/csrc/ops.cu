@@ -140,8 +140,6 @@ __global__ void binary_kernel(const float* __restrict__ a, const float* __restri
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
-// Enough blocks for one trip of the loops above (kUnroll float4s or one float
-// per thread), capped at the grid's x limit: the grid-stride loops cover the rest.
 // Blocks for one trip of the loops above over n floats, capped at the grid's x
 // limit (the grid-stride loops cover the rest).
 int64_t blocks_for(int64_t n, bool vectorized) {

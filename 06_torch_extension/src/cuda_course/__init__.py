@@ -21,8 +21,8 @@ __all__ = ["add", "square", "gelu", "mean"]
 
 
 def _check_input(op: str, name: str, t: torch.Tensor) -> None:
-    # The device is not checked here: under torch.compile the fake tensors are on the device the real
-    # ones are on, and on the "meta" device the checks below are the ones that matter.
+    # No device check: fakes also run on "meta" tensors (opcheck, shape inference), which live on no
+    # real device. The C++ code checks the device when the real kernel is called.
     torch._check(t.dtype == torch.float32, lambda: f"{op}: {name} must be float32, got {t.dtype}")
     torch._check(
         t.is_contiguous(),
@@ -35,8 +35,10 @@ def _check_input(op: str, name: str, t: torch.Tensor) -> None:
 def _add_fake(a, b):
     _check_input("add", "a", a)
     _check_input("add", "b", b)
-    torch._check(a.device == b.device, lambda: f"add: a and b must be on the same device, got {a.device} and {b.device}")
-    torch._check(a.shape == b.shape, lambda: f"add: a and b must have the same sizes, got {list(a.shape)} and {list(b.shape)}")
+    torch._check(a.device == b.device,
+                 lambda: f"add: a and b must be on the same device, got {a.device} and {b.device}")
+    torch._check(a.shape == b.shape,
+                 lambda: f"add: a and b must have the same sizes, got {list(a.shape)} and {list(b.shape)}")
     return torch.empty_like(a)
 
 
