@@ -67,28 +67,42 @@ echo "${ctest_summary:-ctest printed no summary}"
 grep -q '(Skipped)' <<<"$ctest_problems" && failures+=("ctest: tests were skipped on a GPU machine")
 
 # --- 3. compute-sanitizer over every chapter program ----------------------
+# Four programs at a time: each run is small and mostly waits on the sanitizer's own work.
+sanitize_one() {  # <tool> <name> <command...>
+  local tool=$1 name=$2
+  shift 2
+  timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 "$@" \
+    >"$logs/sanitize-$name-$tool.log" 2>&1
+  echo $? >"$logs/sanitize-$name-$tool.status"
+}
+export -f sanitize_one
+export logs
 sanitizer_rows=()
 if [ "${SKIP_SANITIZER:-0}" != 1 ]; then
   step "compute-sanitizer"
+  jobs_file="$logs/sanitize-jobs.txt"
+  : >"$jobs_file"
   while IFS=$'\t' read -r kind name command; do
     [ "$kind" = sanitize ] || continue
     for tool in memcheck racecheck initcheck synccheck; do
-      log="$logs/sanitize-$name-$tool.log"
-      # shellcheck disable=SC2086  # the command is a list of words by design
-      timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 \
-        $command >"$log" 2>&1
-      status=$?
-      summary=$(grep -E '=+ (ERROR SUMMARY|RACECHECK SUMMARY)' "$log" | tail -n 1 | sed 's/^=* *//')
-      verdict=clean
-      if [ "$status" -ne 0 ]; then
-        verdict="FAILED (exit $status)"
-        failures+=("sanitizer: $name $tool")
-        tail -n 30 "$log"
-      fi
-      sanitizer_rows+=("| $name | $tool | ${summary:-no summary} | $verdict |")
-      echo "$name $tool: $verdict"
+      echo "$tool $name $command" >>"$jobs_file"
     done
   done <"$build/gpu_commands.tsv"
+  # shellcheck disable=SC2016  # $0 and $@ belong to the inner shell
+  xargs -P 4 -L 1 bash -c 'sanitize_one "$0" "$@"' <"$jobs_file"
+  while read -r tool name _; do
+    log="$logs/sanitize-$name-$tool.log"
+    status=$(cat "$logs/sanitize-$name-$tool.status" 2>/dev/null || echo missing)
+    summary=$(grep -E '=+ (ERROR SUMMARY|RACECHECK SUMMARY)' "$log" | tail -n 1 | sed 's/^=* *//')
+    verdict=clean
+    if [ "$status" != 0 ]; then
+      verdict="FAILED (exit $status)"
+      failures+=("sanitizer: $name $tool")
+      tail -n 30 "$log"
+    fi
+    sanitizer_rows+=("| $name | $tool | ${summary:-no summary} | $verdict |")
+    echo "$name $tool: $verdict"
+  done <"$jobs_file"
 fi
 
 # --- 4. Benchmarks ---------------------------------------------------------
