@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <string>
 
 namespace cuda_course {
 namespace {
@@ -29,12 +30,22 @@ constexpr int kThreads = 256;  // threads per block, a multiple of the 32-thread
 // Contiguity is required, not repaired: a silent .contiguous() would copy the
 // whole tensor first (an extra read and write of every byte) and hide that cost.
 // The caller decides whether the copy is worth it.
+// "[2, 3]". Spelled out here rather than streaming an IntArrayRef into TORCH_CHECK:
+// that crashed (SIGSEGV) in this extension on the course's GPU machine, built with
+// its nvcc 13.0 and PyTorch 2.11.
+std::string dims(at::IntArrayRef values) {
+  std::string text = "[";
+  for (size_t i = 0; i < values.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(values[i]);
+  return text + "]";
+}
+
 void check_input(const char* op, const char* name, const at::Tensor& t) {
   TORCH_CHECK(t.is_cuda(), op, ": ", name, " must be a CUDA tensor, got a tensor on ", t.device());
   TORCH_CHECK(t.scalar_type() == at::kFloat, op, ": ", name, " must be float32, got ",
               t.scalar_type());
-  TORCH_CHECK(t.is_contiguous(), op, ": ", name, " must be contiguous, got strides ", t.strides(),
-              " for sizes ", t.sizes(), " (call .contiguous() first; it makes a copy)");
+  TORCH_CHECK(t.is_contiguous(), op, ": ", name, " must be contiguous, got strides ", dims(t.strides()),
+              " for sizes ", dims(t.sizes()), " (call .contiguous() first; it makes a copy)");
 }
 
 // ---------------------------------------------------------------------------
@@ -226,8 +237,8 @@ at::Tensor add(const at::Tensor& a, const at::Tensor& b) {
   check_input("add", "b", b);
   TORCH_CHECK(a.device() == b.device(), "add: a and b must be on the same device, got ",
               a.device(), " and ", b.device());
-  TORCH_CHECK(a.sizes() == b.sizes(), "add: a and b must have the same sizes, got ", a.sizes(),
-              " and ", b.sizes());
+  TORCH_CHECK(a.sizes() == b.sizes(), "add: a and b must have the same sizes, got ", dims(a.sizes()),
+              " and ", dims(b.sizes()));
   const c10::cuda::CUDAGuard device_guard(a.device());
   at::Tensor y = at::empty_like(a);
   const int64_t n = a.numel();
