@@ -138,6 +138,31 @@ if [ "${SKIP_BENCHMARKS:-0}" != 1 ]; then
   done <"$build/gpu_commands.tsv"
 fi
 
+# The headline of each benchmark: its exact checks and its goal lines, for the root README.
+if [ ${#benchmark_rows[@]} -gt 0 ]; then
+  {
+    echo "# headlines"
+    echo
+    echo "$gpu_name, driver $driver, CUDA $nvcc_version; $started; commit $commit."
+    echo "Command: \`scripts/gpu-check.sh\` (the exact checks and goal lines of every benchmark output)"
+    echo
+    echo '```text'
+    while IFS=$'\t' read -r kind name _; do
+      [ "$kind" = benchmark ] || continue
+      log="$logs/bench-$name.log"
+      total=$(grep -c 'Max error:' "$log")
+      exact=$(grep -cE 'Max error: 0([[:space:]]|$)' "$log")
+      if [ "$total" -gt 0 ]; then
+        echo "$name: $exact of $total exact checks read Max error: 0"
+      else
+        echo "$name:"
+      fi
+      grep -iE 'goal' "$log" | grep -E '(met|NOT met)\)?\.?$' | sed 's/^[-[:space:]]*/  /'
+    done <"$build/gpu_commands.tsv"
+    echo '```'
+  } >"$results/headlines.md"
+fi
+
 # --- 5. The record ----------------------------------------------------------
 cp "$logs/ctest.log" "$results/ctest.log"
 {
