@@ -190,7 +190,8 @@ int main(int argc, char** argv) {
                                     blocks_to_cover(big_n, block), block, "one thread per element"}};
   for (int per_sm : {1, 2, 4, 8, 16, 32})
     variants.push_back({"add_grid_stride", add_grid_stride, static_cast<size_t>(gpu.sm_count) * per_sm,
-                        block, tutorial::format("grid-stride, %d blocks per SM", per_sm)});
+                        block, tutorial::format("grid-stride, %d block%s per SM", per_sm,
+                                                per_sm == 1 ? "" : "s")});
   variants.push_back({"add_grid_stride", add_grid_stride, static_cast<size_t>(suggested_grid),
                       static_cast<unsigned>(suggested_block),
                       "grid-stride, cudaOccupancyMaxPotentialBlockSize"});
