@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdio>
 #include <tutorial/buffer.cuh>
-#include <tutorial/cli.hpp>
 #include <tutorial/device.cuh>
 #include <tutorial/verify.hpp>
 
@@ -59,16 +58,13 @@ void check(tutorial::Verifier& verifier, const Step& step, const tutorial::Devic
 }  // namespace
 
 int main(int argc, char** argv) {
-  tutorial::Cli cli("07_elementwise",
-                    "z = x + y on the GPU, three ways, each verified and timed against a "
-                    "device-to-device cudaMemcpy of the same size.");
-  cli.add_int("n", "number of elements", 1 << 28, 1, 1 << 30);
-  cli.add_int("runs", "timed runs per step (the median is reported)", 20, 1, 1000);
-  cli.add_flag("check-only", "verify every step, time nothing");
-  cli.parse_or_exit(argc, argv);
-  const int n = static_cast<int>(cli.get_int("n"));
-  const int runs = static_cast<int>(cli.get_int("runs"));
-  const bool check_only = cli.get_flag("check-only");
+  const lab::ArrayOptions options = lab::parse_array_options(
+      argc, argv, "07_elementwise",
+      "z = x + y on the GPU, three ways, each verified and timed against a device-to-device "
+      "cudaMemcpy of the same size.",
+      1 << 28);
+  const int n = options.n, runs = options.runs;
+  const bool check_only = options.check_only;
 
   tutorial::require_gpu();
   const size_t bytes = size_t(n) * sizeof(float);

@@ -10,7 +10,6 @@
 #include <cmath>
 #include <cstdio>
 #include <tutorial/buffer.cuh>
-#include <tutorial/cli.hpp>
 #include <tutorial/device.cuh>
 #include <tutorial/verify.hpp>
 
@@ -43,16 +42,13 @@ double gelu_reference(double x) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  tutorial::Cli cli("07_fusion",
-                    "GELU (tanh approximation) as eight elementwise kernels and as one fused kernel: "
-                    "bytes moved, predicted and measured.");
-  cli.add_int("n", "number of elements", 1 << 26, 1, 1 << 30);
-  cli.add_int("runs", "timed runs per step (the median is reported)", 20, 1, 1000);
-  cli.add_flag("check-only", "verify every step, time nothing");
-  cli.parse_or_exit(argc, argv);
-  const int n = static_cast<int>(cli.get_int("n"));
-  const int runs = static_cast<int>(cli.get_int("runs"));
-  const bool check_only = cli.get_flag("check-only");
+  const lab::ArrayOptions options = lab::parse_array_options(
+      argc, argv, "07_fusion",
+      "GELU (tanh approximation) as eight elementwise kernels and as one fused kernel: bytes "
+      "moved, predicted and measured.",
+      1 << 26);
+  const int n = options.n, runs = options.runs;
+  const bool check_only = options.check_only;
 
   tutorial::require_gpu();
   const size_t bytes = size_t(n) * sizeof(float);
@@ -72,28 +68,26 @@ int main(int argc, char** argv) {
     hx[i] = k < 7 ? float(-16 + k) : k == 7 ? 0.0f : float(2 + k);
     exact[i] = hx[i] > 0.0f ? hx[i] : 0.0f;
   }
-  x.upload(hx);
-  for (const Step& step : kSteps) {
+  // One step's y for the x on the GPU, computed into a poisoned y: an element it skips stays NaN.
+  auto output_of = [&](const Step& step) {
     y.poison();
     step.launch(x.data(), y.data(), n, t.data(), u.data());
     CUDA_CHECK(cudaDeviceSynchronize());
-    const std::vector<float> hy = y.download();
+    return y.download();
+  };
+
+  x.upload(hx);
+  for (const Step& step : kSteps)
     verifier.exact(tutorial::format("step %s, x in {-16..-10, 0, 10..16}", step.name),
-                   tutorial::max_abs_error(hy.data(), exact.data(), n));
-  }
+                   tutorial::max_abs_error(output_of(step).data(), exact.data(), n));
 
   hx = lab::uniform(n, -5.0f, 5.0f, 2);
   std::vector<double> want(n);
   for (int i = 0; i < n; ++i) want[i] = gelu_reference(hx[i]);
   x.upload(hx);
-  for (const Step& step : kSteps) {
-    y.poison();
-    step.launch(x.data(), y.data(), n, t.data(), u.data());
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const std::vector<float> hy = y.download();
+  for (const Step& step : kSteps)
     verifier.within(tutorial::format("step %s, x uniform in [-5, 5) vs float64", step.name),
-                    tutorial::relative_error(hy.data(), want.data(), n), 1e-5);
-  }
+                    tutorial::relative_error(output_of(step).data(), want.data(), n), 1e-5);
   if (check_only) return verifier.exit_code();
 
   const double copy_gbs = tutorial::copy_bandwidth_gbs(bytes, {3, runs});

@@ -1,15 +1,44 @@
-// Chapter 07: what the four runners share (inputs, timing, the grid for grid-stride kernels).
+// Chapter 07: what the four runners share (command line, inputs, timing, the grid for
+// grid-stride kernels).
 // The lesson is in the step files; this is plumbing that is not part of any one step.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <tutorial/check.cuh>
+#include <tutorial/cli.hpp>
 #include <tutorial/table.hpp>
 #include <tutorial/timer.cuh>
 #include <vector>
 
 namespace lab {
+
+/// The command line of the runners over one array of --n floats (elementwise, reduction, fusion).
+struct ArrayOptions {
+  int n = 0;
+  int runs = 0;
+  int step = 0;  // 0: every step
+  bool check_only = false;
+};
+
+/// Parses and validates --n, --runs, --check-only and, where \p steps > 0, --step (1..steps):
+/// before the GPU is touched, so bad usage exits with 2 even on a machine without one.
+inline ArrayOptions parse_array_options(int argc, char** argv, const char* program,
+                                        const char* description, int default_n, int steps = 0) {
+  tutorial::Cli cli(program, description);
+  cli.add_int("n", "number of elements", default_n, 1, 1 << 30);
+  cli.add_int("runs", "timed runs per step (the median is reported)", 20, 1, 1000);
+  if (steps > 0)
+    cli.add_int("step", tutorial::format("run only this step (1-%d; 0: all)", steps), 0, 0, steps);
+  cli.add_flag("check-only", "verify every step, time nothing");
+  cli.parse_or_exit(argc, argv);
+  ArrayOptions options;
+  options.n = static_cast<int>(cli.get_int("n"));
+  options.runs = static_cast<int>(cli.get_int("runs"));
+  options.step = steps > 0 ? static_cast<int>(cli.get_int("step")) : 0;
+  options.check_only = cli.get_flag("check-only");
+  return options;
+}
 
 // A counter-based generator (splitmix64): value i depends only on (seed, i), so filling a
 // 2^28-element array is fast and every run sees the same inputs.

@@ -5,7 +5,8 @@ Reads the runners' output (docs/results/07_*.md as scripts/gpu-check.sh writes t
 program output) and draws one horizontal bar chart per Markdown table: one bar per row (step),
 its length the table's first column whose header starts with "%" (% of copy, % of CUB,
 % of cuBLAS). The chart's title is the heading printed just above the table; a line
-"Goal: >= N% ..." below it draws a dashed goal line. Tables without a "%" column (07_sgemm's
+"Goal: >= N% ..." below it draws a dashed goal line. Rows that are the limit itself (the copy,
+CUB, cuBLAS) are grey. Tables without a "%" column (07_sgemm's
 list of step 8's tile configurations) are skipped; each configuration (8a, 8b, ...) is a bar of
 the main table.
 
@@ -63,6 +64,11 @@ def parse(text):
     return found
 
 
+def is_limit(step):
+    """True for the rows that are the limit rather than a step: the copy, CUB, cuBLAS."""
+    return step.startswith(("cudaMemcpy", "CUB", "cuBLAS"))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+", type=pathlib.Path, help="benchmark output files")
@@ -85,25 +91,30 @@ def main():
         import matplotlib.pyplot as plt
     except ImportError:
         sys.exit("plot_results.py needs matplotlib: pip install matplotlib")
+    # A redraw from the same tables gives the same file: text stays text, no date, fixed ids.
+    matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "07_optimization"})
 
     heights = [0.4 * len(t["steps"]) + 1.0 for t in tables]
     fig, axes = plt.subplots(len(tables), 1, figsize=(9, sum(heights)), gridspec_kw={"height_ratios": heights},
                              squeeze=False)
     for ax, t in zip(axes[:, 0], tables):
         y = range(len(t["steps"]))
-        bars = ax.barh(y, t["values"], color="#4C72B0")
+        # The limit itself (the copy, CUB, cuBLAS) in grey, the steps measured against it in blue.
+        colors = ["#8C8C8C" if is_limit(step) else "#4C72B0" for step in t["steps"]]
+        bars = ax.barh(y, t["values"], color=colors)
         ax.bar_label(bars, labels=[f"{v:.1f}%" for v in t["values"]], padding=3, fontsize=8)
         ax.set_yticks(list(y), t["steps"], fontsize=8)
         ax.invert_yaxis()  # first step on top, as in the table
         ax.set_xlim(0, max(110, max(t["values"], default=0) * 1.15))
-        ax.set_xlabel(t["label"], fontsize=9)
         ax.set_title(t["title"], fontsize=10, loc="left")
-        if t["goal"] is not None:
-            ax.axvline(t["goal"], color="#C44E52", linestyle="--", linewidth=1, label=f"goal: {t['goal']:g}%")
-            ax.legend(loc="lower right", fontsize=8)
+        label = t["label"]
+        if t["goal"] is not None:  # named in the axis label: a legend would cover the longest bars
+            ax.axvline(t["goal"], color="#C44E52", linestyle="--", linewidth=1)
+            label += f"  (dashed line: the goal, {t['goal']:g}%)"
+        ax.set_xlabel(label, fontsize=9)
     fig.tight_layout()
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.output)
+    fig.savefig(args.output, metadata={"Date": None} if args.output.suffix == ".svg" else None)
     print(f"wrote {args.output} ({len(tables)} charts)")
 
 

@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <cub/cub.cuh>
 #include <tutorial/buffer.cuh>
-#include <tutorial/cli.hpp>
 #include <tutorial/device.cuh>
 #include <tutorial/verify.hpp>
 
@@ -115,18 +114,13 @@ std::vector<float> exact_inputs(int n, double& expected) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  tutorial::Cli cli("07_reduction",
-                    "Sums an array of floats seven ways (Harris's progression), each verified and "
-                    "timed against CUB's DeviceReduce::Sum.");
-  cli.add_int("n", "number of elements", 1 << 28, 1, 1 << 30);
-  cli.add_int("runs", "timed runs per step (the median is reported)", 20, 1, 1000);
-  cli.add_int("step", "run only this step (1-7; 0: all)", 0, 0, kStepCount - 1);
-  cli.add_flag("check-only", "verify every step, time nothing");
-  cli.parse_or_exit(argc, argv);
-  const int n = static_cast<int>(cli.get_int("n"));
-  const int runs = static_cast<int>(cli.get_int("runs"));
-  const int only = static_cast<int>(cli.get_int("step"));
-  const bool check_only = cli.get_flag("check-only");
+  const lab::ArrayOptions options = lab::parse_array_options(
+      argc, argv, "07_reduction",
+      "Sums an array of floats seven ways (Harris's progression), each verified and timed against "
+      "CUB's DeviceReduce::Sum.",
+      1 << 28, kStepCount - 1);  // CUB, the last entry of kSteps, always runs
+  const int n = options.n, runs = options.runs, only = options.step;
+  const bool check_only = options.check_only;
 
   tutorial::require_gpu();
   const size_t bytes = size_t(n) * sizeof(float);
