@@ -210,3 +210,8 @@ def test_profile_demo_runs(tmp_path):
     output = run_script(CHAPTER / "profile_demo.py", "--trace-dir", tmp_path)
     assert "binary_kernel" in output  # the kernel shows up by name in the tables
     assert list(tmp_path.glob("add_step*.json"))
+
+
+def test_sanitizer_check_runs():
+    """The script the GPU check runs under compute-sanitizer; here without it."""
+    assert run_script(CHAPTER / "sanitizer_check.py").rstrip().endswith(": ok")

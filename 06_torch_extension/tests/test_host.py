@@ -121,7 +121,8 @@ def test_lecture_tanh_formula_overflows():
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the behaviour without a GPU")
-@pytest.mark.parametrize("script", ["verify.py", "bench.py", "timing_demo.py", "profile_demo.py"])
+@pytest.mark.parametrize("script", ["verify.py", "bench.py", "timing_demo.py", "profile_demo.py",
+                                    "sanitizer_check.py"])
 def test_scripts_exit_77_without_gpu(script):
     result = subprocess.run([sys.executable, str(CHAPTER / script)], capture_output=True, text=True)
     assert result.returncode == 77, result.stderr
