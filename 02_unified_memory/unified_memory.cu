@@ -99,5 +99,5 @@ int main(int argc, char** argv) {
   chapter02::add_five_ways(n, runs, gpu.id, support.concurrent_access, verifier);
   if (support.concurrent_access) chapter02::read_mostly_rounds(n, runs, gpu.id, verifier);
   chapter02::host_gpu_bandwidth(transfer_n, runs, gpu.id, support.concurrent_access, verifier);
-  return verifier.exit_code();
+  return verifier.finish("02_unified_memory");
 }

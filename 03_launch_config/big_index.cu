@@ -147,5 +147,5 @@ int main(int argc, char** argv) {
       unwritten, n);
   verifier.expect(tutorial::format("the int index gets exactly n - 2^31 = %llu bytes wrong", predicted),
                   unwritten == predicted);
-  return verifier.exit_code();
+  return verifier.finish("03_big_index");
 }

@@ -256,5 +256,5 @@ int main(int argc, char** argv) {
   tutorial::Verifier verifier;
   transpose_demo(rows, cols, tile, plan, verifier);
   streams_demo(stream_n, gpu.sm_count, plan, verifier);
-  return verifier.exit_code();
+  return verifier.finish("03_launch_params");
 }

@@ -213,5 +213,5 @@ int main(int argc, char** argv) {
   tutorial::Verifier verifier;
   if (part == "all" || part == "limits") show_limits(gpu.id, verifier);
   if (part == "all" || part == "errors") show_wrong_launches(gpu.id, verifier);
-  return verifier.exit_code();
+  return verifier.finish("03_limits");
 }

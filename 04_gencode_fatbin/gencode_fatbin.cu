@@ -172,5 +172,5 @@ int main(int argc, char** argv) {
   verifier.exact(std::to_string(ch04::kPolynomialKernels) + " polynomial kernels, degrees 1 to " +
                      std::to_string(ch04::kPolynomialKernels) + ", x in {-1, 0, 1}",
                  worst);
-  return verifier.exit_code();
+  return verifier.finish("04_fatbin");
 }
