@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
     check(verifier, kSteps[2], x, y, z, hx, hy, shifted, n - 1, "x, y, z all offset by 1 float");
     check(verifier, kSteps[2], x, y, z, hx, hy, mixed, n - 3, "x, y, z offset by 1, 2, 3 floats");
   }
-  if (check_only) return verifier.exit_code();
+  if (check_only) return verifier.finish("07_elementwise");
 
   // Timing: x and y read, z written, 4 bytes each per element.
   const double moved = 3.0 * bytes;
@@ -110,7 +110,9 @@ int main(int argc, char** argv) {
                    lab::percent(gbs, copy_gbs)});
   }
   table.print();
-  std::printf("\nGoal: >= 95%% of the copy bandwidth. Best step: %s (%s).\n",
-              lab::percent(best, copy_gbs).c_str(), best >= 0.95 * copy_gbs ? "met" : "not met");
-  return verifier.exit_code();
+  std::printf("\n");
+  verifier.goal("best step's share of the copy bandwidth", 100 * best / copy_gbs, 95, "%");
+  verifier.figure("copy_gbs", std::round(copy_gbs));
+  verifier.figure("best_pct_of_copy", std::round(1000 * best / copy_gbs) / 10);
+  return verifier.finish("07_elementwise");
 }

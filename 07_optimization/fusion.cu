@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
   for (const Step& step : kSteps)
     verifier.within(tutorial::format("step %s, x uniform in [-5, 5) vs float64", step.name),
                     tutorial::relative_error(output_of(step).data(), want.data(), n), 1e-5);
-  if (check_only) return verifier.exit_code();
+  if (check_only) return verifier.finish("07_fusion");
 
   const double copy_gbs = tutorial::copy_bandwidth_gbs(bytes, {3, runs});
   std::printf("\n### GELU on %d floats; copy bandwidth %.0f GB/s\n\n", n, copy_gbs);
@@ -117,5 +117,6 @@ int main(int argc, char** argv) {
       "\nPredicted unfused / fused time: %d / %d passes = %.1fx. Measured (step 1 / step 3): %.1fx.\n",
       kSteps[0].passes, kSteps[2].passes, double(kSteps[0].passes) / kSteps[2].passes,
       timing[0].median_ms / fastest);
-  return verifier.exit_code();
+  verifier.figure("fused_speedup", std::round(10 * timing[0].median_ms / fastest) / 10);
+  return verifier.finish("07_fusion");
 }

@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
       verifier.within(
           tutorial::format("step %s, uniform [0, 1) inputs vs float64 sum", kSteps[s].name),
           std::fabs(double(run_once(kSteps[s], in, n, out, scratch)) - reference) / reference, 1e-5);
-  if (check_only) return verifier.exit_code();
+  if (check_only) return verifier.finish("07_reduction");
 
   // Timing: the input is read once (4 bytes an element); the partial sums are a rounding error.
   const double copy_gbs = tutorial::copy_bandwidth_gbs(bytes, {3, runs});
@@ -174,7 +174,9 @@ int main(int argc, char** argv) {
                    lab::percent(gbs[s], copy_gbs)});
   }
   table.print();
-  std::printf("\nGoal: >= 95%% of CUB. Best step: %s (%s).\n", lab::percent(best, cub_gbs).c_str(),
-              best >= 0.95 * cub_gbs ? "met" : "not met");
-  return verifier.exit_code();
+  std::printf("\n");
+  verifier.goal("best step's share of CUB's throughput", 100 * best / cub_gbs, 95, "%");
+  verifier.figure("cub_gbs", std::round(cub_gbs));
+  verifier.figure("best_pct_of_cub", std::round(1000 * best / cub_gbs) / 10);
+  return verifier.finish("07_reduction");
 }

@@ -231,7 +231,7 @@ int main(int argc, char** argv) {
                       tutorial::relative_error(got.data(), want.data(), c_size), 1e-5);
     }
   }
-  if (check_only) return verifier.exit_code();
+  if (check_only) return verifier.finish("07_sgemm");
 
   // Timing: random inputs, alpha = 1, beta = 0 (the usual benchmark), 2*M*N*K flops a run.
   const auto A = lab::uniform(a_size, -1, 1, 6), B = lab::uniform(b_size, -1, 1, 7);
@@ -258,9 +258,12 @@ int main(int argc, char** argv) {
                    std::to_string(timing[s].runs)});
   }
   table.print();
-  std::printf("\nGoal: >= 80%% of cuBLAS (pedantic fp32). Best step: %s (%s).\n",
-              lab::percent(best, tflops[0]).c_str(), best >= 0.8 * tflops[0] ? "met" : "not met");
-  if (best_tiles == 0) return verifier.exit_code();
+  std::printf("\n");
+  verifier.goal("best step's share of cuBLAS (pedantic fp32)", 100 * best / tflops[0], 80, "%");
+  verifier.figure("cublas_tflops", std::round(tflops[0] * 10) / 10);
+  verifier.figure("best_tflops", std::round(best * 10) / 10);
+  verifier.figure("best_pct_of_cublas", std::round(1000 * best / tflops[0]) / 10);
+  if (best_tiles == 0) return verifier.finish("07_sgemm");
 
   // Step 8's result is its fastest configuration: the sweep is the tuning, measured here.
   std::printf("Step 8, fastest tile configuration: %s, %.2f TFLOP/s (%s of cuBLAS).\n",
@@ -271,5 +274,5 @@ int main(int argc, char** argv) {
   for (const Step* step : steps)
     if (step->tiles) tiles.add_row(step->tiles->row(step->tiles->label));
   tiles.print();
-  return verifier.exit_code();
+  return verifier.finish("07_sgemm");
 }
