@@ -2,6 +2,7 @@
 // and from pinned host memory, and cudaMemPrefetchAsync of managed memory. Then the same
 // bytes copied within GPU memory, to show what staying on the GPU is worth.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <string>
@@ -117,6 +118,9 @@ void host_gpu_bandwidth(size_t count, int runs, int device, bool concurrent_acce
       "is that much cheaper to reach.\n",
       bytes / double(1 << 20), tutorial::format_time(on_gpu_ms).c_str(), on_gpu_gbs,
       tutorial::format_time(pinned_ms).c_str(), pinned_ms / on_gpu_ms);
+  verifier.figure("pinned_to_gpu_gbs", std::round(pinned.to_gpu_gbs * 10) / 10);
+  verifier.figure("pageable_to_gpu_gbs", std::round(pageable.to_gpu_gbs * 10) / 10);
+  verifier.figure("on_gpu_vs_pinned", std::round(pinned_ms / on_gpu_ms));
 }
 
 }  // namespace chapter02

@@ -7,6 +7,7 @@
 //   S       a stream: two independent jobs in two streams run at the same time.
 // Every result is checked exactly; the transposes and the streams are timed.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -148,6 +149,7 @@ void transpose_demo(int rows, int cols, int tile, tutorial::TimingPlan plan,
         {name, tutorial::format("<<<(%u, %u), (%u, %u), %zu>>>", grid.x, grid.y, block.x, block.y, ns),
          tutorial::format_time(ms), tutorial::format("%.0f", gbs),
          tutorial::format("%.1f%%", 100 * gbs / copy_gbs)});
+    verifier.figure(std::string(name) + "_pct_of_copy", std::round(1000 * gbs / copy_gbs) / 10);
   };
   verify_and_time(naive, "transpose_naive", 0);
   verify_and_time(tiled, "transpose_tiled", shared_bytes);
@@ -166,12 +168,14 @@ void streams_demo(size_t n, int sm_count, tutorial::TimingPlan plan, tutorial::V
   struct JobSize {
     const char* what;
     unsigned grid;
+    const char* figure;  // the README's name for its speed-up
   };
   // A small job leaves most of the GPU idle (a job with little parallelism, or
   // one limited to part of the GPU); a full one has a whole wave of blocks.
   const JobSize sizes[] = {
-      {"small: half as many blocks as SMs", static_cast<unsigned>(std::max(1, sm_count / 2))},
-      {"full: one wave of blocks", static_cast<unsigned>(sm_count * resident)},
+      {"small: half as many blocks as SMs", static_cast<unsigned>(std::max(1, sm_count / 2)),
+       "small_jobs_speedup"},
+      {"full: one wave of blocks", static_cast<unsigned>(sm_count * resident), "full_jobs_speedup"},
   };
   tutorial::Table table({"jobs", "launch per job", "one stream", "two streams", "speedup"});
   for (const JobSize& size : sizes) {
@@ -206,6 +210,7 @@ void streams_demo(size_t n, int sm_count, tutorial::TimingPlan plan, tutorial::V
     table.add_row({size.what, tutorial::format("<<<%u, 256, 0, s>>>", size.grid),
                    tutorial::format_time(one_ms), tutorial::format_time(two_ms),
                    tutorial::format("%.2fx", one_ms / two_ms)});
+    verifier.figure(size.figure, std::round(100 * one_ms / two_ms) / 100);
   }
   std::printf("\n");
   table.print();
