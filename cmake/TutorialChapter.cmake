@@ -1,5 +1,5 @@
 # tutorial_add_chapter(): one call per chapter creates its program, its CTest
-# verification and its entries in the GPU check.
+# verification and its runs in the GPU check (CTest labels sanitize and benchmark).
 #
 #   tutorial_add_chapter(<target>
 #     SOURCES        <files>...      # the chapter's .cu/.cpp files
@@ -12,6 +12,13 @@
 # "Max error:" line reads exactly 0; exit code 77 (no GPU) makes it *skipped*.
 
 set(TUTORIAL_SCRIPTS_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+option(TUTORIAL_GPU_CHECK "Register the GPU check's sanitizer and benchmark runs as CTest tests" OFF)
+set(TUTORIAL_RESULTS_DIR ${PROJECT_SOURCE_DIR}/docs/results CACHE PATH
+    "Where the GPU check's benchmark runs write their record")
+if(TUTORIAL_GPU_CHECK)
+  find_program(TUTORIAL_COMPUTE_SANITIZER compute-sanitizer HINTS ${CUDAToolkit_BIN_DIR} REQUIRED)
+endif()
 
 function(tutorial_add_chapter target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" ""
@@ -54,19 +61,35 @@ function(tutorial_add_usage_test target)
 endfunction()
 
 # tutorial_add_gpu_command(<kind> <name> <command>...)
-# Registers a command for scripts/gpu-check.sh: kind "sanitize" runs it under each
-# compute-sanitizer tool, kind "benchmark" runs it and keeps its output in docs/results/.
+# A run for the GPU check (scripts/gpu-check.sh), registered as CTest tests:
+#   sanitize:  <name>.sanitize.<tool> for memcheck, racecheck, initcheck and synccheck,
+#              label "sanitize" (run them with `ctest -L sanitize -j4`);
+#   benchmark: <name>.benchmark, label "benchmark", run one at a time; its output is
+#              kept as ${TUTORIAL_RESULTS_DIR}/<name>.md, the record the READMEs quote.
+# Both exist only when the build is configured with -DTUTORIAL_GPU_CHECK=ON (the GPU
+# check does this), so a plain `ctest` never runs a sanitizer or a benchmark.
 function(tutorial_add_gpu_command kind name)
-  list(JOIN ARGN " " command)
-  set_property(GLOBAL APPEND PROPERTY TUTORIAL_GPU_COMMANDS "${kind}\t${name}\t${command}")
-endfunction()
-
-# Writes <build>/gpu_commands.tsv (kind, name, command) for scripts/gpu-check.sh.
-# Called once, at the end of the top-level CMakeLists.txt.
-function(tutorial_write_gpu_commands)
-  get_property(lines GLOBAL PROPERTY TUTORIAL_GPU_COMMANDS)
-  list(JOIN lines "\n" content)
-  file(GENERATE OUTPUT ${PROJECT_BINARY_DIR}/gpu_commands.tsv CONTENT "${content}\n")
+  if(NOT TUTORIAL_GPU_CHECK)
+    return()
+  endif()
+  if(kind STREQUAL "sanitize")
+    foreach(tool IN ITEMS memcheck racecheck initcheck synccheck)
+      add_test(NAME ${name}.sanitize.${tool}
+               COMMAND ${TUTORIAL_COMPUTE_SANITIZER} --tool ${tool} --error-exitcode 99
+                       --print-limit 20 ${ARGN}
+               WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
+      set_tests_properties(${name}.sanitize.${tool} PROPERTIES LABELS "sanitize" TIMEOUT 300)
+    endforeach()
+  elseif(kind STREQUAL "benchmark")
+    add_test(NAME ${name}.benchmark
+             COMMAND bash ${TUTORIAL_SCRIPTS_DIR}/record_output.sh
+                     ${TUTORIAL_RESULTS_DIR}/${name}.md ${ARGN}
+             WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
+    # Timings need the GPU to themselves.
+    set_tests_properties(${name}.benchmark PROPERTIES LABELS "benchmark" RUN_SERIAL TRUE TIMEOUT 600)
+  else()
+    message(FATAL_ERROR "tutorial_add_gpu_command: kind must be sanitize or benchmark, not '${kind}'")
+  endif()
 endfunction()
 
 # tutorial_add_unit_test(<name> SOURCES <files>... [LIBRARIES <targets>...] [TEST_NAME <ctest name>])
