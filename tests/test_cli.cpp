@@ -47,7 +47,7 @@ TEST_CASE("bad values are refused with a message that names the option") {
       {{"--n", "12x"}, "is not a whole number"},
       {{"--n", ""}, "is not a whole number"},
       {{"--n", "3^4"}, "is not a whole number"},
-      {{"--n", "99999999999999999999999"}, "is not a whole number"},
+      {{"--n", "99999999999999999999999"}, "is too large"},
       {{"--n", "2^21"}, "--n must be at most"},
       {{"--n"}, "--n needs a value"},
       {{"--mode", "slow"}, "is not one of all, fast"},
@@ -76,16 +76,35 @@ TEST_CASE("--help is recognised and the help lists every option with its range")
 }
 
 TEST_CASE("parse_integer accepts decimal and powers of two only") {
+  using tutorial::IntegerParse;
   long long v = 0;
-  CHECK(tutorial::parse_integer("0", v));
+  CHECK(tutorial::parse_integer("0", v) == IntegerParse::kOk);
   CHECK(v == 0);
-  CHECK(tutorial::parse_integer("2^31", v));
+  CHECK(tutorial::parse_integer("2^31", v) == IntegerParse::kOk);
   CHECK(v == (1LL << 31));
-  CHECK(tutorial::parse_integer("-7", v));
+  CHECK(tutorial::parse_integer("-7", v) == IntegerParse::kOk);
   CHECK(v == -7);
-  CHECK_FALSE(tutorial::parse_integer("2^63", v));
-  CHECK_FALSE(tutorial::parse_integer("1e6", v));
-  CHECK_FALSE(tutorial::parse_integer("0x10", v));
-  CHECK_FALSE(tutorial::parse_integer("-", v));
-  CHECK_FALSE(tutorial::parse_integer(" 5", v));
+  CHECK(tutorial::parse_integer("2^63", v) == IntegerParse::kOutOfRange);
+  CHECK(tutorial::parse_integer("99999999999999999999", v) == IntegerParse::kOutOfRange);
+  CHECK(tutorial::parse_integer("1e6", v) == IntegerParse::kNotANumber);
+  CHECK(tutorial::parse_integer("0x10", v) == IntegerParse::kNotANumber);
+  CHECK(tutorial::parse_integer("-", v) == IntegerParse::kNotANumber);
+  CHECK(tutorial::parse_integer(" 5", v) == IntegerParse::kNotANumber);
+  CHECK(tutorial::parse_integer("2^x", v) == IntegerParse::kNotANumber);
+}
+
+TEST_CASE("numbers too large for any option say so") {
+  tutorial::Cli cli = make_cli();
+  const auto r = parse(cli, {"--n", "99999999999999999999"});
+  CHECK(r.status == Status::kError);
+  CHECK(r.message.find("too large") != std::string::npos);
+}
+
+TEST_CASE("a single dash before a known option suggests the double dash") {
+  tutorial::Cli cli = make_cli();
+  const auto r = parse(cli, {"-n", "5"});
+  CHECK(r.status == Status::kError);
+  CHECK(r.message.find("did you mean --n?") != std::string::npos);
+  tutorial::Cli other = make_cli();
+  CHECK(parse(other, {"-x"}).message.find("unexpected argument") != std::string::npos);
 }

@@ -14,8 +14,9 @@
 
 namespace tutorial {
 
-/// printf-style formatting into a std::string: `format("%.1f GB/s", gbs)`.
-inline std::string format(const char* fmt, ...) {
+/// printf-style formatting into a std::string: `format("%.1f GB/s", gbs)`. The compiler
+/// checks the arguments against the format, as it does for printf.
+[[gnu::format(printf, 1, 2)]] inline std::string format(const char* fmt, ...) {
   va_list args;
   va_start(args, fmt);
   va_list copy;

@@ -72,20 +72,33 @@ struct TimingPlan {
 };
 
 /// Times \p launch (a callable that enqueues work on \p stream and checks its launch):
-/// warm-up runs first, then each timed run between its own pair of events.
+/// warm-up runs first, then every timed run between events recorded back to back, and
+/// one synchronization at the end.
+///
+/// Why not wait after each run: then the host's time to enqueue the next launch (a few
+/// microseconds) would fall between its events, and a microsecond kernel would look
+/// slower than it is. With all events queued ahead, the GPU runs the launches back to
+/// back and each event pair holds one run (chapter 05 measures the difference).
 template <typename Launch>
 Timing time_gpu(Launch&& launch, TimingPlan plan = {}, cudaStream_t stream = nullptr) {
   for (int i = 0; i < plan.warmup; ++i) launch();
   CUDA_CHECK(cudaStreamSynchronize(stream));
-  EventTimer timer;
-  std::vector<double> samples;
-  samples.reserve(plan.runs);
+  // Event i marks the end of run i and the start of run i + 1.
+  std::vector<cudaEvent_t> marks(plan.runs + 1);
+  for (cudaEvent_t& mark : marks) CUDA_CHECK(cudaEventCreate(&mark));
+  CUDA_CHECK(cudaEventRecord(marks[0], stream));
   for (int i = 0; i < plan.runs; ++i) {
-    timer.start(stream);
     launch();
-    timer.stop(stream);
-    samples.push_back(timer.elapsed_ms());
+    CUDA_CHECK(cudaEventRecord(marks[i + 1], stream));
   }
+  CUDA_CHECK(cudaEventSynchronize(marks.back()));
+  std::vector<double> samples(plan.runs);
+  for (int i = 0; i < plan.runs; ++i) {
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, marks[i], marks[i + 1]));
+    samples[i] = ms;
+  }
+  for (cudaEvent_t mark : marks) CUDA_CHECK(cudaEventDestroy(mark));
   return summarize(std::move(samples));
 }
 
