@@ -16,6 +16,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -93,12 +94,35 @@ ThreeClocks time_three_ways(const std::function<void()>& launch, tutorial::Timin
     CUDA_CHECK(cudaDeviceSynchronize());
     with_sync.push_back(ms_since(start));
   }
-  // Events are time-stamped by the GPU as it passes them in the stream. Each
-  // pair starts on an idle stream, so the start event is stamped at once and the
-  // GPU then waits for the launch to arrive: the pair holds that wait too.
-  const tutorial::Timing events = tutorial::time_gpu(launch, {0, plan.runs});
+  // Events are time-stamped by the GPU as it passes them in the stream. Each pair
+  // starts on an idle stream (the sample before it was waited for), so the start event
+  // is stamped at once and the GPU then waits for the launch to arrive: the pair holds
+  // that wait too. (05_timing shows how to leave it out.)
+  tutorial::EventTimer timer;
+  std::vector<double> events;
+  for (int i = 0; i < plan.runs; ++i) {
+    timer.start();
+    launch();
+    timer.stop();
+    events.push_back(timer.elapsed_ms());
+  }
   return {tutorial::summarize(launch_only).median_ms, tutorial::summarize(with_sync).median_ms,
-          events.median_ms};
+          tutorial::summarize(events).median_ms};
+}
+
+// A headline figure as the README shows it: three significant digits.
+double sig3(double value) {
+  if (value == 0 || !std::isfinite(value)) return value;
+  const double scale = std::pow(10.0, 2 - std::floor(std::log10(std::fabs(value))));
+  return std::round(value * scale) / scale;
+}
+
+// The durations (ms) of the runtime API calls named \p name, in the order they were made.
+std::vector<double> api_call_ms(const std::vector<trace::Event>& events, const std::string& name) {
+  std::vector<double> found;
+  for (const trace::Event& e : events)
+    if (e.track == trace::Track::kApi && e.name == name) found.push_back(e.duration_ns() * 1e-6);
+  return found;
 }
 
 // Moves a managed allocation to the GPU before a kernel needs it: one bulk
@@ -289,15 +313,34 @@ int main(int argc, char** argv) {
       if (e.track == trace::Track::kKernel && e.start_ns >= config.from_ns && e.start_ns <= config.to_ns)
         in_phase.push_back(e);
     std::string traced = "-";
+    double cupti_ms = 0;
     for (const trace::SummaryRow& row : trace::summarize(in_phase, trace::Track::kKernel))
-      if (row.detail == launch && row.name.rfind("add(", 0) == 0)
-        traced = tutorial::format_time(row.median_ns * 1e-6) + tutorial::format(" (%zu)", row.count);
+      if (row.detail == launch && row.name.rfind("add(", 0) == 0) {
+        cupti_ms = row.median_ns * 1e-6;
+        traced = tutorial::format_time(cupti_ms) + tutorial::format(" (%zu)", row.count);
+      }
+    if (&config == &configs.back() && traced != "-") verifier.figure("many_blocks_cupti_us", sig3(cupti_ms * 1e3));
     table.add_row({"add" + launch, std::to_string(config.plan.runs),
                    tutorial::format_time(config.clocks.cpu_launch_only),
                    tutorial::format_time(config.clocks.cpu_with_sync),
                    tutorial::format_time(config.clocks.events), traced});
   }
   table.print();
+  const ThreeClocks& many = configs.back().clocks;
+  verifier.figure("first_launch_call_us", sig3(first_call_ms * 1e3));
+  verifier.figure("later_launch_call_us", sig3(many.cpu_launch_only * 1e3));
+  verifier.figure("first_run_ms", sig3(first_run_ms));
+  verifier.figure("prefetched_run_ms", sig3(configs.front().clocks.events));
+  verifier.figure("many_blocks_sync_us", sig3(many.cpu_with_sync * 1e3));
+  verifier.figure("many_blocks_events_us", sig3(many.events * 1e3));
+
+  // Where the one-time costs landed, from the trace's API records.
+  if (const std::vector<double> set_device = api_call_ms(events, "cudaSetDevice"); !set_device.empty())
+    verifier.figure("set_device_ms", sig3(set_device.front()));
+  if (const std::vector<double> managed = api_call_ms(events, "cudaMallocManaged"); managed.size() == 2) {
+    verifier.figure("first_malloc_managed_ms", sig3(managed[0]));
+    verifier.figure("second_malloc_managed_us", sig3(managed[1] * 1e3));
+  }
 
   if (trace_file) {
     trace::print_report(events);
@@ -305,13 +348,12 @@ int main(int argc, char** argv) {
       std::printf("\nNote: CUPTI dropped %llu records (no free buffer): the summaries miss them.\n",
                   static_cast<unsigned long long>(tracer.dropped_records()));
     const std::string json = trace::chrome_trace_json(events);
-    if (std::fputs(json.c_str(), trace_file.get()) < 0 || std::fclose(trace_file.release()) != 0) {
-      std::fprintf(stderr, "05_nsys_profiling: writing '%s' failed: %s\n", trace_path.c_str(),
-                   std::strerror(errno));
-      return tutorial::kExitFailure;
-    }
-    std::printf("\nWrote %s (%zu events): open it in https://ui.perfetto.dev or chrome://tracing.\n",
-                trace_path.c_str(), events.size());
+    const bool written = std::fputs(json.c_str(), trace_file.get()) >= 0;
+    if (std::fclose(trace_file.release()) == 0 && written)
+      std::printf("\nWrote %s (%zu events): open it in https://ui.perfetto.dev or chrome://tracing.\n",
+                  trace_path.c_str(), events.size());
+    else
+      verifier.expect("writing the trace to " + trace_path + ": " + std::strerror(errno), false);
   }
-  return verifier.exit_code();
+  return verifier.finish("05_nsys_profiling");
 }

@@ -144,9 +144,13 @@ int main(int argc, char** argv) {
   // the kernel between the two events), so it is shown but not compared.
   if (spins.size() == size_t(kLaunches)) {
     tutorial::Table table({"Launch", "CUDA events", "CUPTI", "Difference", "Compared"});
+    double largest_us = 0;  // the largest difference among the compared launches
     for (int i = 0; i < kLaunches; ++i) {
       const double traced_ms = spins[i].duration_ns() * 1e-6;
       const bool compared = i > 0;
+      const double difference_us = std::abs(traced_ms - event_ms[i]) * 1e3;
+      if (compared && difference_us > largest_us) largest_us = difference_us;
+      if (!compared) verifier.figure("first_launch_difference_us", std::round(10 * difference_us) / 10);
       table.add_row({std::to_string(i + 1), tutorial::format_time(event_ms[i]),
                      tutorial::format_time(traced_ms), tutorial::format_time(std::abs(traced_ms - event_ms[i])),
                      compared ? (agree(traced_ms, event_ms[i]) ? "agree" : "DISAGREE") : "no (first launch)"});
@@ -157,6 +161,8 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
     table.print();
+    verifier.figure("largest_difference_us", std::round(10 * largest_us) / 10);
+    verifier.figure("kernel_ms", std::round(1000 * spins.back().duration_ns() * 1e-6) / 1000);
   }
 
   if (!trace_path.empty()) {
@@ -167,5 +173,5 @@ int main(int argc, char** argv) {
     }
     verifier.expect("the Chrome trace is written to " + trace_path, written);
   }
-  return verifier.exit_code();
+  return verifier.finish("05_tracer_check");
 }
