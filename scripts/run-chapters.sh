@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the course (if needed) and runs every chapter program with its default
 # settings, showing each one's output. A chapter that finds no GPU says so and
-# counts as skipped; any other failure makes the script exit 1.
+# counts as skipped; any other failure makes the script exit 1. Chapter 06 is a
+# PyTorch extension, not a program: its verification runs through CTest.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -21,6 +22,18 @@ for program in build/bin/[0-9][0-9]_*; do
     *) failed+=("$name") ;;
   esac
 done
+
+printf '\n===== 06_torch_extension =====\n'
+if ctest --test-dir build -N -R '^06_torch_extension\.verify$' | grep -q 'Total Tests: 1'; then
+  ctest --test-dir build -R '^06_torch_extension\.verify$' --output-on-failure -V | sed -n 's/^[0-9]*: //p'
+  case ${PIPESTATUS[0]} in
+    0) passed+=(06_torch_extension) ;;
+    *) failed+=(06_torch_extension) ;;
+  esac
+else
+  echo "Not built: configure found no PyTorch for this nvcc (see the configure output and 06's README)."
+  skipped+=(06_torch_extension)
+fi
 
 printf '\n%d passed, %d failed, %d skipped\n' \
   "${#passed[@]}" "${#failed[@]}" "${#skipped[@]}"

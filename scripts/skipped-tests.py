@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Lists the tests CTest skipped in the last run, each with the reason its program gave.
+
+CTest's own summary names skipped tests but not why; every course program says why in
+its output (no GPU, no ncu, no PyTorch, ...). The default test preset writes CTest's
+JUnit file, build/ctest-junit.xml, which holds each test's output.
+
+Usage: scripts/skipped-tests.py [build-dir]     (default: build)
+"""
+import pathlib
+import sys
+import xml.etree.ElementTree as ET
+
+
+def reason(output):
+    """The line of a skipped test's output that says why, else its last line."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    for line in lines:
+        lowered = line.lower()
+        if any(word in lowered for word in ("no usable", "not found", "no nvidia", "needs", "skipping")):
+            return line
+    return lines[-1] if lines else "(the test printed nothing)"
+
+
+def main():
+    build = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build")
+    junit = build / "ctest-junit.xml"
+    if not junit.exists():
+        print(f"skipped-tests: {junit} not found: run the tests first (cmake --workflow --preset default)")
+        return 2
+    skipped = [(case.get("name"), reason(case.findtext("system-out") or ""))
+               for case in ET.parse(junit).getroot().iter("testcase")
+               if case.get("status") == "notrun"]
+    if not skipped:
+        print("No test was skipped.")
+        return 0
+    width = max(len(name) for name, _ in skipped)
+    print(f"{len(skipped)} tests were skipped; why:")
+    for name, why in skipped:
+        print(f"  {name:<{width}}  {why}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
