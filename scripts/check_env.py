@@ -14,6 +14,7 @@ computation failed, 77 no usable GPU (no PyTorch, a PyTorch without CUDA, or no 
 """
 import argparse
 import ctypes
+import json
 import platform
 import re
 import shutil
@@ -145,7 +146,6 @@ def gpu_check(torch):
     a = torch.arange(n, dtype=torch.float32)
     b = 2 * torch.arange(n, dtype=torch.float32)
     expected = a + b
-    failed = False
     try:
         results = {"a + b, PyTorch on the GPU": (a.cuda() + b.cuda()).cpu()}
         if triton is not None:
@@ -153,13 +153,18 @@ def gpu_check(torch):
     except Exception as err:  # any CUDA or compiler failure is a failed check, reported as such
         print("  FAILED: the computation raised %s: %s" % (type(err).__name__, err))
         return 1
+    failures = 0
     for what, got in results.items():
         error = (got.double() - expected.double()).abs().max().item()
         if error != error or not torch.equal(got, expected):
-            failed = True
+            failures += 1
         print("Max error: %g  (%s, %d elements, against the CPU)" % (error, what, n))
-    print("Environment check %s." % ("FAILED" if failed else "passed"))
-    return 1 if failed else 0
+    print("Environment check %s." % ("FAILED" if failures else "passed"))
+    # The course's machine-readable last line (see common/include/tutorial/verify.hpp).
+    summary = {"program": "check_env", "checks": len(results), "failed": failures,
+               "exact": len(results), "goals": [], "figures": {}}
+    print("\nSUMMARY " + json.dumps(summary, separators=(",", ":")))
+    return 1 if failures else 0
 
 
 def main():
