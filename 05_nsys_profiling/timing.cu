@@ -1,9 +1,10 @@
 // Chapter 05, part 2: timing a short kernel honestly, and which calls wait for the GPU.
 //
-//  1. One short kernel (add on 2^16 floats: a few microseconds) timed five ways. A pair
+//  1. One short kernel (add on 2^16 floats: a microsecond or two) timed six ways. A pair
 //     of CUDA events around one launch, synchronized after every sample, also holds the
-//     time the launch takes to reach the GPU; queueing every pair first, or putting many
-//     launches (or a CUDA graph of them) between one pair, leaves the kernel.
+//     time the launch takes to reach the GPU; queueing every pair first removes that, as
+//     long as the CPU keeps ahead of the GPU; a CUDA graph of many launches between one
+//     pair comes closest to the kernel itself.
 //  2. Which calls make the CPU wait for a running kernel: a blocking cudaMemcpy does (the
 //     CPU time of the call is the kernel's), a host read of managed memory does not.
 //  3. CUDA_LAUNCH_BLOCKING=1 makes every launch wait for its kernel. The program runs a
@@ -95,18 +96,23 @@ double sync_after_each(ShortAdd& work, int runs) {
   return median(samples);
 }
 
-// (b) Every sample's event pair queued first, one synchronize at the end. A start event
-// is then stamped when the kernel before it ends, as long as the CPU queues work faster
-// than the GPU finishes it. \p hold_cycles > 0 first queues a spin kernel that keeps the
-// GPU busy until the CPU has queued everything. Returns the median; \p queue_ms gets the
-// CPU time it took to queue one sample.
-double queued(ShortAdd& work, int runs, long long hold_cycles, double& queue_ms) {
-  std::vector<tutorial::EventTimer> timers(runs);
-  if (hold_cycles > 0) {
-    spin<<<1, 1, 0, work.stream>>>(hold_cycles, nullptr);
+// Queues a spin kernel that keeps the GPU busy for \p cycles, so that the CPU can queue
+// the work behind it before any of it runs. Returns the CPU clock's start.
+Clock::time_point hold_gpu(ShortAdd& work, long long cycles) {
+  if (cycles > 0) {
+    spin<<<1, 1, 0, work.stream>>>(cycles, nullptr);
     CUDA_CHECK_LAUNCH();
   }
-  const Clock::time_point start = Clock::now();
+  return Clock::now();
+}
+
+// (b) Every sample's event pair queued first, one synchronize at the end. A start event
+// is then stamped when the work before it ends, as long as the CPU queues work faster
+// than the GPU finishes it. \p hold_cycles > 0 queues it all behind a spin kernel.
+// Returns the median; \p queue_ms gets the CPU time it took to queue one sample.
+double queued(ShortAdd& work, int runs, long long hold_cycles, double& queue_ms) {
+  std::vector<tutorial::EventTimer> timers(runs);
+  const Clock::time_point start = hold_gpu(work, hold_cycles);
   for (tutorial::EventTimer& timer : timers) {
     timer.start(work.stream);
     work.launch();
@@ -120,15 +126,20 @@ double queued(ShortAdd& work, int runs, long long hold_cycles, double& queue_ms)
 }
 
 // (c) \p batch launches between one pair of events, divided by \p batch; median of 5.
-double batched(ShortAdd& work, int batch) {
+// \p hold_cycles > 0: each batch queued behind a spin kernel. \p queue_ms gets the CPU
+// time it took to queue one launch.
+double batched(ShortAdd& work, int batch, long long hold_cycles, double& queue_ms) {
   tutorial::EventTimer timer;
-  std::vector<double> samples;
+  std::vector<double> samples, queue_samples;
   for (int rep = 0; rep < 5; ++rep) {
+    const Clock::time_point start = hold_gpu(work, hold_cycles);
     timer.start(work.stream);
     for (int i = 0; i < batch; ++i) work.launch();
     timer.stop(work.stream);
+    queue_samples.push_back(ms_since(start) / batch);
     samples.push_back(timer.elapsed_ms() / batch);
   }
+  queue_ms = median(queue_samples);
   return median(samples);
 }
 
@@ -209,7 +220,7 @@ std::string run_fault_demo(const char* blocking) {
   std::string reported_by = "(no answer)";
   char line[512];
   while (std::fgets(line, sizeof line, child)) {
-    std::printf("    %s", line);
+    std::printf(line[0] == '\n' ? "\n" : "    %s", line);
     const std::string text = line;
     const std::string key = "Reported by: ";
     if (text.rfind(key, 0) == 0) reported_by = text.substr(key.size(), text.find('\n') - key.size());
@@ -223,10 +234,10 @@ std::string run_fault_demo(const char* blocking) {
 
 int main(int argc, char** argv) {
   tutorial::Cli cli("05_timing",
-                    "Times one short kernel five ways (an event pair synchronized per sample, queued pairs,\n"
-                    "queued pairs behind a busy GPU, a batch, a CUDA graph), measures which calls wait for a\n"
+                    "Times one short kernel six ways (an event pair synchronized per sample, queued pairs, a batch,\n"
+                    "each also queued behind a busy GPU, and a CUDA graph), measures which calls wait for a\n"
                     "running kernel, and shows where CUDA_LAUNCH_BLOCKING=1 makes an asynchronous error surface.");
-  cli.add_int("n", "elements of the short add (2^16: a few microseconds)", 1 << 16, 1, 1 << 24);
+  cli.add_int("n", "elements of the short add (2^16: a microsecond or two)", 1 << 16, 1, 1 << 24);
   cli.add_int("runs", "event-pair samples for methods (a) and (b)", 200, 1, 10000);
   cli.add_int("batch", "launches between one event pair, and in the CUDA graph, for (c)", 1000, 1, 100000);
   cli.add_flag("no-fault-demo", "skip part 3 (the faulting child processes), e.g. under compute-sanitizer");
@@ -258,13 +269,16 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaStreamSynchronize(stream));
 
   const int blocks = (n + 255) / 256;
-  std::printf("\nPart 1. add<<<%d, 256>>> on %d floats, timed five ways (medians, per launch):\n\n", blocks, n);
-  double queue_ms = 0, held_queue_ms = 0;
-  const double hold_ms = 0.02 * runs;  // 20 us per sample: far longer than queueing one takes
+  std::printf("\nPart 1. add<<<%d, 256>>> on %d floats, timed six ways (medians, per launch):\n\n", blocks, n);
+  // The holds last 20 us per launch queued behind them: far longer than queueing one takes.
+  const double hold_ms = 0.02 * runs, batch_hold_ms = 0.02 * batch;
+  auto cycles = [&](double ms) { return static_cast<long long>(ms * clock_khz); };
+  double queue_ms = 0, held_queue_ms = 0, launch_queue_ms = 0, held_launch_queue_ms = 0;
   const double a = sync_after_each(work, runs);
   const double b = queued(work, runs, 0, queue_ms);
-  const double b_held = queued(work, runs, static_cast<long long>(hold_ms * clock_khz), held_queue_ms);
-  const double c_batch = batched(work, batch);
+  const double b_held = queued(work, runs, cycles(hold_ms), held_queue_ms);
+  const double c_batch = batched(work, batch, 0, launch_queue_ms);
+  const double c_held = batched(work, batch, cycles(batch_hold_ms), held_launch_queue_ms);
   const double c_graph = graphed(work, batch);
   const std::vector<float> result = y.download();
   verifier.exact(tutorial::format("add, %lld launches: y = 2 + launches", work.adds),
@@ -274,22 +288,32 @@ int main(int argc, char** argv) {
   auto row = [&](const std::string& method, double ms, const char* holds) {
     table.add_row({method, tutorial::format_time(ms), tutorial::format("%.2fx", ms / c_graph), holds});
   };
+  auto behind = [](double ms) {
+    return tutorial::format(" the same, queued behind a %s spin kernel", tutorial::format_time(ms).c_str());
+  };
   row("(a) event pair, synchronize after each sample", a, "launch latency + kernel");
-  row("(b) all event pairs queued, one synchronize", b, "kernel, + waits when the CPU falls behind");
-  row(tutorial::format("(b) the same, behind a %s spin kernel", tutorial::format_time(hold_ms).c_str()), b_held,
-      "kernel + the gap between kernels");
-  row(tutorial::format("(c) %d launches between one event pair", batch), c_batch, "as (b), averaged");
+  row("(b) all event pairs queued, one synchronize", b, "the CPU's pace, where slower than the GPU");
+  row("(b)" + behind(hold_ms), b_held,
+      "kernel + event records + gap between launches");
+  row(tutorial::format("(c) %d launches between one event pair", batch), c_batch,
+      "the CPU's launch pace, where slower than the GPU");
+  row("(c)" + behind(batch_hold_ms), c_held,
+      "kernel + gap between launches");
   row(tutorial::format("(c) CUDA graph of %d launches, one event pair", batch), c_graph,
       "kernel + the graph's gap between kernels");
   table.print();
-  std::printf("\nThe CPU queued one sample (event, launch, event) every %s, the GPU ran one kernel every %s.\n",
-              tutorial::format_time(queue_ms).c_str(), tutorial::format_time(c_graph).c_str());
-  if (held_queue_ms * runs > hold_ms)
-    std::printf("Note: queueing took longer than the spin kernel held the GPU, so some held samples waited.\n");
+  std::printf("\nThe CPU queued one sample (event, launch, event) every %s, one launch every %s;\n"
+              "the GPU ran one kernel of the graph every %s.\n",
+              tutorial::format_time(queue_ms).c_str(), tutorial::format_time(launch_queue_ms).c_str(),
+              tutorial::format_time(c_graph).c_str());
+  if (held_queue_ms * runs > hold_ms || held_launch_queue_ms * batch > batch_hold_ms)
+    std::printf("Note: queueing took longer than a spin kernel held the GPU, so some held samples waited.\n");
   verifier.figure("sync_each_us", sig3(a * 1e3));
   verifier.figure("queued_us", sig3(b * 1e3));
   verifier.figure("queued_held_us", sig3(b_held * 1e3));
   verifier.figure("batch_us", sig3(c_batch * 1e3));
+  verifier.figure("batch_held_us", sig3(c_held * 1e3));
+  verifier.figure("queue_one_launch_us", sig3(launch_queue_ms * 1e3));
   verifier.figure("graph_us", sig3(c_graph * 1e3));
   verifier.figure("queue_one_sample_us", sig3(queue_ms * 1e3));
   verifier.figure("sync_each_vs_graph", std::round(100 * a / c_graph) / 100);
