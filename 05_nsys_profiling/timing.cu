@@ -258,7 +258,7 @@ int main(int argc, char** argv) {
   int clock_khz = 0;  // cycles per millisecond, to give the spin kernel a length in time
   CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device.id));
 
-  // --- Part 1: one short kernel, five ways -----------------------------------------
+  // --- Part 1: one short kernel, six ways ------------------------------------------
   cudaStream_t stream = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));  // capture needs a stream of our own
   tutorial::DeviceBuffer<float> x(n), y(n);
