@@ -10,10 +10,13 @@
 
 #include <cstddef>
 
+// The kernels are `static`: defined in a header, each program that includes it gets its
+// own copy, so two files of one program can include it without a duplicate definition.
+
 // 0. Chapter 01's kernel, unchanged: one thread, an int index, y = x + y in
 // place. It is the baseline of the speedup table, so the table answers "how
 // much faster than chapter 01's program?".
-__global__ void add_chapter01(int n, const float* x, float* y) {
+static __global__ void add_chapter01(int n, const float* x, float* y) {
   for (int i = 0; i < n; ++i) y[i] = x[i] + y[i];
 }
 
@@ -22,7 +25,7 @@ __global__ void add_chapter01(int n, const float* x, float* y) {
 // previous element's store (z might overlap x or y, so the compiler keeps that
 // order), and the thread has nothing else to do while it waits: the elements
 // are done one after another, each waiting for its own loads.
-__global__ void add_one_thread(size_t n, const float* x, const float* y, float* z) {
+static __global__ void add_one_thread(size_t n, const float* x, const float* y, float* z) {
   for (size_t i = 0; i < n; ++i) z[i] = x[i] + y[i];
 }
 
@@ -30,7 +33,7 @@ __global__ void add_one_thread(size_t n, const float* x, const float* y, float* 
 // t + 2B, ...: neighbouring threads read neighbouring floats, so the 32 threads
 // of a warp are served by one memory transaction. One block runs on one SM,
 // so the other SMs of the GPU sit idle.
-__global__ void add_one_block(size_t n, const float* x, const float* y, float* z) {
+static __global__ void add_one_block(size_t n, const float* x, const float* y, float* z) {
   for (size_t i = threadIdx.x; i < n; i += blockDim.x) z[i] = x[i] + y[i];
 }
 
@@ -38,7 +41,7 @@ __global__ void add_one_block(size_t n, const float* x, const float* y, float* z
 // whole blocks, so the last block may have threads past the end: the bounds
 // check keeps them from writing. The cast makes the multiplication 64-bit;
 // blockIdx.x * blockDim.x alone is a 32-bit unsigned product.
-__global__ void add_one_per_element(size_t n, const float* x, const float* y, float* z) {
+static __global__ void add_one_per_element(size_t n, const float* x, const float* y, float* z) {
   const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) z[i] = x[i] + y[i];
 }
@@ -47,7 +50,7 @@ __global__ void add_one_per_element(size_t n, const float* x, const float* y, fl
 // whatever n is. Each thread starts at its global index and steps by the number
 // of threads in the grid, so any grid covers any n, and a thread's setup cost is
 // paid once for many elements.
-__global__ void add_grid_stride(size_t n, const float* x, const float* y, float* z) {
+static __global__ void add_grid_stride(size_t n, const float* x, const float* y, float* z) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
     z[i] = x[i] + y[i];
@@ -61,7 +64,7 @@ __global__ void add_grid_stride(size_t n, const float* x, const float* y, float*
 // at least 256 bytes, so this chapter's arrays are; a pointer into the middle of
 // an array (x + 1) is not, and chapter 07 handles that case. The float4 loop
 // covers the first 4 * (n / 4) elements; the last n % 4 are added one by one.
-__global__ void add_grid_stride_float4(size_t n, const float* x, const float* y, float* z) {
+static __global__ void add_grid_stride_float4(size_t n, const float* x, const float* y, float* z) {
   const size_t first = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   const size_t n4 = n / 4;
@@ -75,5 +78,7 @@ __global__ void add_grid_stride_float4(size_t n, const float* x, const float* y,
   for (size_t i = 4 * n4 + first; i < n; i += stride) z[i] = x[i] + y[i];  // the tail
 }
 
+namespace chapter03 {
 /// Blocks of \p block threads needed to give each of \p n elements a thread.
 inline size_t blocks_to_cover(size_t n, unsigned block) { return (n + block - 1) / block; }
+}  // namespace chapter03

@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
     const std::vector<Variant> progression = {
         {"add_one_thread", add_one_thread, 1, 1, "one thread, size_t index, z = x + y"},
         {"add_one_block", add_one_block, 1, block, "one block: one SM"},
-        {"add_one_per_element", add_one_per_element, blocks_to_cover(n, block), block,
+        {"add_one_per_element", add_one_per_element, chapter03::blocks_to_cover(n, block), block,
          "one thread per element"},
         {"add_grid_stride", add_grid_stride, one_wave(add_grid_stride), block,
          "grid-stride, one wave of blocks"},
@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(&suggested_grid, &suggested_block, add_grid_stride));
 
   std::vector<Variant> variants = {{"add_one_per_element", add_one_per_element,
-                                    blocks_to_cover(big_n, block), block, "one thread per element"}};
+                                    chapter03::blocks_to_cover(big_n, block), block, "one thread per element"}};
   for (int per_sm : {1, 2, 4, 8, 16, 32})
     variants.push_back({"add_grid_stride", add_grid_stride, static_cast<size_t>(gpu.sm_count) * per_sm,
                         block, tutorial::format("grid-stride, %d block%s per SM", per_sm,

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <tuple>
 #include <tutorial/check.cuh>
 #include <tutorial/cli.hpp>
 #include <tutorial/table.hpp>
@@ -12,6 +14,12 @@
 #include <vector>
 
 namespace lab {
+
+/// The most elements the array runners accept. Their kernels index with int on purpose (fewer
+/// instructions per element than 64-bit math): a grid-stride index i < n plus one stride of a
+/// grid that fills the GPU once stays far below 2^31 when n <= 2^30.
+constexpr int kMaxElements = 1 << 30;
+static_assert(int64_t(kMaxElements) * 2 <= (int64_t(1) << 31), "int indices: i + stride must stay below 2^31");
 
 /// The command line of the runners over one array of --n floats (elementwise, reduction, fusion).
 struct ArrayOptions {
@@ -26,7 +34,7 @@ struct ArrayOptions {
 inline ArrayOptions parse_array_options(int argc, char** argv, const char* program,
                                         const char* description, int default_n, int steps = 0) {
   tutorial::Cli cli(program, description);
-  cli.add_int("n", "number of elements", default_n, 1, 1 << 30);
+  cli.add_int("n", "number of elements", default_n, 1, kMaxElements);
   cli.add_int("runs", "timed runs per step (the median is reported)", 20, 1, 1000);
   if (steps > 0)
     cli.add_int("step", tutorial::format("run only this step (1-%d; 0: all)", steps), 0, 0, steps);
@@ -69,13 +77,19 @@ inline std::vector<float> uniform(size_t n, float lo, float hi, uint64_t seed) {
 
 /// Enough blocks of \p block_size threads to fill every SM once, for a grid-stride kernel:
 /// more would only queue behind the first wave, fewer would leave SMs idle.
+/// The answer depends on the kernel, the block size and the device, so it is cached under all
+/// three: launchers call this on every launch, and a later cudaSetDevice gets a fresh answer.
 template <typename Kernel>
 int resident_blocks(Kernel kernel, int block_size) {
-  int device = 0, sms = 0, per_sm = 0;
+  int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
+  static std::map<std::tuple<const void*, int, int>, int> cache;
+  const auto key = std::make_tuple(reinterpret_cast<const void*>(kernel), block_size, device);
+  if (const auto hit = cache.find(key); hit != cache.end()) return hit->second;
+  int sms = 0, per_sm = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_size, 0));
-  return sms * std::max(per_sm, 1);
+  return cache[key] = sms * std::max(per_sm, 1);
 }
 
 /// Blocks for a grid-stride kernel over \p work items, \p per_block per block: never more than

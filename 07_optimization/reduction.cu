@@ -26,16 +26,7 @@
 
 namespace {
 
-// Scratch memory every step may use: two ping-pong arrays of partial sums, a done-counter, and
-// the temporary storage CUB asks for.
-struct Scratch {
-  explicit Scratch(int n) : a((n + reduction::kBlock - 1) / reduction::kBlock), b(a.size()), counter(1) {
-    CUDA_CHECK(cudaMemset(counter.data(), 0, counter.bytes()));
-  }
-  tutorial::DeviceBuffer<float> a, b;
-  tutorial::DeviceBuffer<unsigned int> counter;
-  tutorial::DeviceBuffer<unsigned char> cub_temp;
-};
+using reduction::Scratch;
 
 // Sums in[0, n) into *out.
 using Launch = void (*)(const float* in, int n, float* out, Scratch& s);
@@ -54,34 +45,13 @@ struct Step {
   Launch launch;
 };
 const Step kSteps[] = {
-    {"1 interleaved, divergent",
-     [](const float* in, int n, float* out, Scratch& s) {
-       reduction::launch_interleaved_divergent(in, n, out, s.a.data(), s.b.data());
-     }},
-    {"2 interleaved, bank conflicts",
-     [](const float* in, int n, float* out, Scratch& s) {
-       reduction::launch_interleaved_strided(in, n, out, s.a.data(), s.b.data());
-     }},
-    {"3 sequential addressing",
-     [](const float* in, int n, float* out, Scratch& s) {
-       reduction::launch_sequential(in, n, out, s.a.data(), s.b.data());
-     }},
-    {"4 first add during load",
-     [](const float* in, int n, float* out, Scratch& s) {
-       reduction::launch_first_add_during_load(in, n, out, s.a.data(), s.b.data());
-     }},
-    {"5 warp shuffles",
-     [](const float* in, int n, float* out, Scratch& s) {
-       reduction::launch_warp_shuffle(in, n, out, s.a.data(), s.b.data());
-     }},
-    {"6 grid-stride, float4, 2 launches",
-     [](const float* in, int n, float* out, Scratch& s) {
-       reduction::launch_grid_stride(in, n, out, s.a.data());
-     }},
-    {"7 single pass (last block sums)",
-     [](const float* in, int n, float* out, Scratch& s) {
-       reduction::launch_single_pass(in, n, out, s.a.data(), s.counter.data());
-     }},
+    {"1 interleaved, divergent", reduction::launch_interleaved_divergent},
+    {"2 interleaved, bank conflicts", reduction::launch_interleaved_strided},
+    {"3 sequential addressing", reduction::launch_sequential},
+    {"4 first add during load", reduction::launch_first_add_during_load},
+    {"5 warp shuffles", reduction::launch_warp_shuffle},
+    {"6 grid-stride, float4, 2 launches", reduction::launch_grid_stride},
+    {"7 single pass (last block sums)", reduction::launch_single_pass},
     {"CUB DeviceReduce::Sum", cub_sum},
 };
 constexpr int kStepCount = sizeof(kSteps) / sizeof(kSteps[0]);

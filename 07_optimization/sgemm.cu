@@ -162,9 +162,9 @@ int main(int argc, char** argv) {
       "fp32 matrix multiply C = alpha*A*B + beta*C (row-major), eight kernels from naive to "
       "double buffering (the last in five tile configurations), each verified and timed against "
       "cuBLAS.");
-  cli.add_int("m", "rows of A and C", 4096, 1, 16384);
-  cli.add_int("n", "columns of B and C", 4096, 1, 16384);
-  cli.add_int("k", "columns of A, rows of B", 4096, 1, 16384);
+  cli.add_int("m", "rows of A and C", 4096, 1, sgemm::kMaxSide);
+  cli.add_int("n", "columns of B and C", 4096, 1, sgemm::kMaxSide);
+  cli.add_int("k", "columns of A, rows of B", 4096, 1, sgemm::kMaxSide);
   cli.add_int("runs", "most timed runs per step (slow steps get fewer; the median is reported)", 20, 1,
               1000);
   cli.add_int("step",

@@ -5,7 +5,7 @@
 // caller may pass x + 1: then a scalar head runs up to the first aligned element, the body
 // uses float4, and a scalar tail takes the last n % 4 elements. If x, y and z are misaligned
 // by different amounts, no single split aligns all three: fall back to step 2.
-// Prediction: close to the copy bandwidth (GUIDE, H200: 98%).
+// Prediction: close to the copy bandwidth (within a few percent).
 #pragma once
 
 #include <cstdint>
@@ -46,7 +46,7 @@ inline void launch_float4(const float* x, const float* y, float* z, int n) {
   }
   const int head = std::min(n, (4 - offset) % 4);
   constexpr int kBlock = 256;
-  static const int resident = lab::resident_blocks(add_float4, kBlock);
+  const int resident = lab::resident_blocks(add_float4, kBlock);
   add_float4<<<lab::grid_for((n + 3) / 4, kBlock, resident), kBlock>>>(x, y, z, n, head);
   CUDA_CHECK_LAUNCH();
 }

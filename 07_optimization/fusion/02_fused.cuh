@@ -22,7 +22,7 @@ __global__ void gelu_fused(const float* x, float* y, int n) {
 
 inline void launch_fused(const float* x, float* y, int n, float*, float*) {
   constexpr int kBlock = 256;
-  static const int resident = lab::resident_blocks(gelu_fused, kBlock);
+  const int resident = lab::resident_blocks(gelu_fused, kBlock);
   gelu_fused<<<lab::grid_for(n, kBlock, resident), kBlock>>>(x, y, n);
   CUDA_CHECK_LAUNCH();
 }

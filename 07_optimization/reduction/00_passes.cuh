@@ -1,15 +1,29 @@
-// What every reduction step shares: the block size, and the host loop that Harris's first
+// What every reduction step shares: the block size, the scratch memory, and the host loop that
+// Harris's first
 // kernels need. A kernel that turns each block's slice into one partial sum must be run again
 // on the partial sums, and again, until one value is left: 2^28 floats -> 2^20 partials
 // -> 2^12 -> 16 -> 1 with 256 elements a block. Every pass after the first is small, but each
 // is a launch, and each reads and writes memory.
 #pragma once
 
+#include <tutorial/buffer.cuh>
 #include <tutorial/check.cuh>
 
 namespace reduction {
 
 constexpr int kBlock = 256;  // a power of two: the tree loops halve it down to 1
+
+/// Device memory a step may use, allocated once per size, outside the timed runs: two ping-pong
+/// arrays of partial sums (one per block of the first pass), a zeroed done-counter (step 7),
+/// and the temporary storage CUB asks for. Every launcher takes it, so all have one signature.
+struct Scratch {
+  explicit Scratch(int n) : a((n + kBlock - 1) / kBlock), b(a.size()), counter(1) {
+    CUDA_CHECK(cudaMemset(counter.data(), 0, counter.bytes()));
+  }
+  tutorial::DeviceBuffer<float> a, b;
+  tutorial::DeviceBuffer<unsigned int> counter;
+  tutorial::DeviceBuffer<unsigned char> cub_temp;
+};
 
 using ReduceKernel = void (*)(const float* in, float* out, int n);
 

@@ -23,8 +23,8 @@ __global__ void sum_sequential(const float* in, float* out, int n) {
   if (t == 0) out[blockIdx.x] = s[0];
 }
 
-inline void launch_sequential(const float* in, int n, float* out, float* a, float* b) {
-  reduce_in_passes(sum_sequential, kBlock, in, n, out, a, b);
+inline void launch_sequential(const float* in, int n, float* out, Scratch& scratch) {
+  reduce_in_passes(sum_sequential, kBlock, in, n, out, scratch.a.data(), scratch.b.data());
 }
 
 }  // namespace reduction

@@ -39,8 +39,8 @@ __global__ void sum_warp_shuffle(const float* in, float* out, int n) {
   if (threadIdx.x == 0) out[blockIdx.x] = total;
 }
 
-inline void launch_warp_shuffle(const float* in, int n, float* out, float* a, float* b) {
-  reduce_in_passes(sum_warp_shuffle, 2 * kBlock, in, n, out, a, b);
+inline void launch_warp_shuffle(const float* in, int n, float* out, Scratch& scratch) {
+  reduce_in_passes(sum_warp_shuffle, 2 * kBlock, in, n, out, scratch.a.data(), scratch.b.data());
 }
 
 }  // namespace reduction

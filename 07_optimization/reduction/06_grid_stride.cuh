@@ -36,13 +36,14 @@ __global__ void sum_grid_stride(const float* in, float* out, int n) {
 
 /// Blocks for the first pass: one wave on the GPU, and no more than there are float4s to read.
 inline int first_pass_blocks(int n) {
-  static const int resident = lab::resident_blocks(sum_grid_stride, kBlock);
+  const int resident = lab::resident_blocks(sum_grid_stride, kBlock);
   return lab::grid_for((n + 3) / 4, kBlock, resident);
 }
 
-/// \p partials holds first_pass_blocks(n) floats.
-inline void launch_grid_stride(const float* in, int n, float* out, float* partials) {
+/// The first pass writes first_pass_blocks(n) partial sums to scratch.a.
+inline void launch_grid_stride(const float* in, int n, float* out, Scratch& scratch) {
   const int blocks = first_pass_blocks(n);
+  float* partials = scratch.a.data();
   sum_grid_stride<<<blocks, kBlock>>>(in, partials, n);
   CUDA_CHECK_LAUNCH();
   sum_grid_stride<<<1, kBlock>>>(partials, out, blocks);

@@ -41,10 +41,10 @@ __global__ void sum_single_pass(const float* in, float* out, int n, float* parti
   }
 }
 
-/// \p partials holds first_pass_blocks(n) floats; \p blocks_done one zeroed counter.
-inline void launch_single_pass(const float* in, int n, float* out, float* partials,
-                               unsigned int* blocks_done) {
-  sum_single_pass<<<first_pass_blocks(n), kBlock>>>(in, out, n, partials, blocks_done);
+/// Partial sums go to scratch.a; scratch.counter is zero before and after.
+inline void launch_single_pass(const float* in, int n, float* out, Scratch& scratch) {
+  sum_single_pass<<<first_pass_blocks(n), kBlock>>>(in, out, n, scratch.a.data(),
+                                                     scratch.counter.data());
   CUDA_CHECK_LAUNCH();
 }
 

@@ -15,6 +15,13 @@ namespace sgemm {
 using Launch = void (*)(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
                         float* C);
 
+/// The largest M, N and K the runner accepts. The kernels index with int on purpose: 32-bit
+/// index math takes fewer instructions in the inner loops than 64-bit, and with every side at
+/// most 2^14, the largest product (r * cols, row * K) is below 2^28, far from int's 2^31.
+constexpr int kMaxSide = 16384;
+static_assert(int64_t(kMaxSide) * kMaxSide < (int64_t(1) << 31),
+              "int indices: every product of two sides must stay below 2^31");
+
 inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 /// alpha * acc + beta * c, with the BLAS rule that beta == 0 means C is an output only: it is not
