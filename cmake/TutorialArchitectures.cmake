@@ -99,6 +99,14 @@ if(DEFINED CMAKE_CUDA_ARCHITECTURES)
           " CMAKE_CUDA_ARCHITECTURES entry '${arch}' cannot be built by nvcc ${_tutorial_cuda_version} "
           "(it builds: ${_tutorial_supported_text}); sm_70 needs a CUDA 12 toolkit.")
       endif()
+    elseif(arch STREQUAL "native")
+      # CMake finds "native" by running a program on the GPU while it checks the compiler;
+      # without one that fails in a page of errors. Say it in one line instead.
+      execute_process(COMMAND nvidia-smi -L RESULT_VARIABLE _tutorial_smi OUTPUT_QUIET ERROR_QUIET)
+      if(NOT _tutorial_smi EQUAL 0)
+        message(FATAL_ERROR " CMAKE_CUDA_ARCHITECTURES=native needs a GPU at configure time, and "
+                            "nvidia-smi sees none: name the architectures instead (e.g. 90, or all-major).")
+      endif()
     elseif(NOT arch MATCHES "^(native|all|all-major|OFF)$" AND NOT arch MATCHES "^[0-9]+[af]?(-real|-virtual)?$")
       message(FATAL_ERROR " CMAKE_CUDA_ARCHITECTURES entry '${arch}' is not an architecture "
                           "(use e.g. 80, 90-real, 90-virtual, native, all-major).")
