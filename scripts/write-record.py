@@ -71,7 +71,7 @@ def headline(name, found):
     for s in found:
         for goal in s.get("goals", []):
             value = goal.get("value")
-            shown = "no value" if value is None else f"{value:g}{goal.get('unit', '')}"
+            shown = "no value" if value is None else f"{value:.1f}{goal.get('unit', '')}"
             lines.append(f"  Goal: {goal.get('goal')} >= {goal.get('at_least'):g}{goal.get('unit', '')}: "
                          f"{shown}, {'met' if goal.get('met') else 'NOT met'}")
     return lines

@@ -48,6 +48,29 @@ TEST_CASE("Verifier passes only exact zeros and errors within tolerance") {
   CHECK(v.failures() == 1);
 }
 
+TEST_CASE("a Verifier that checked nothing does not pass") {
+  tutorial::Verifier v;
+  CHECK(v.exit_code() == 1);
+  v.figure("speedup", 12.5);
+  CHECK(v.exit_code() == 1);
+}
+
+TEST_CASE("goals are reported, never verdicts") {
+  tutorial::Verifier v;
+  v.exact("zero", 0.0);
+  CHECK(v.goal("share of copy", 80.0, 95.0, "%") == false);
+  CHECK(v.goal("no value", NAN, 95.0, "%") == false);
+  CHECK(v.exit_code() == 0);
+}
+
+TEST_CASE("JSON pieces of the SUMMARY line") {
+  CHECK(tutorial::json_string("a \"b\"\\\n") == "\"a \\\"b\\\"\\\\\\u000a\"");
+  CHECK(tutorial::json_number(97.3) == "97.3");
+  CHECK(tutorial::json_number(13403.0) == "13403");
+  CHECK(tutorial::json_number(NAN) == "null");
+  CHECK(tutorial::json_number(INFINITY) == "null");
+}
+
 TEST_CASE("summarize takes the median of the samples") {
   const auto odd = tutorial::summarize({5.0, 1.0, 3.0});
   CHECK(odd.median_ms == 3.0);

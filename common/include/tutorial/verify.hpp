@@ -119,7 +119,7 @@ class Verifier {
   /// a slower GPU may miss it, so it never changes the exit code.
   bool goal(const std::string& what, double value, double at_least, const std::string& unit) {
     const bool met = value >= at_least;  // false for NaN too
-    std::printf("Goal: %s >= %g%s: %.4g%s, %s\n", what.c_str(), at_least, unit.c_str(), value,
+    std::printf("Goal: %s >= %g%s: %.1f%s, %s\n", what.c_str(), at_least, unit.c_str(), value,
                 unit.c_str(), met ? "met" : "NOT met");
     goals_.push_back("{\"goal\":" + json_string(what) + ",\"value\":" + json_number(value) +
                      ",\"at_least\":" + json_number(at_least) + ",\"unit\":" + json_string(unit) +
