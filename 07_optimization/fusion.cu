@@ -50,10 +50,8 @@ int main(int argc, char** argv) {
   const int n = options.n, runs = options.runs;
   const bool check_only = options.check_only;
 
-  tutorial::require_gpu();
+  lab::require_gpu_for(options, 4, "x, y, two scratch arrays");
   const size_t bytes = size_t(n) * sizeof(float);
-  tutorial::require_device_memory((check_only ? 4 : 6) * bytes,
-                                  "x, y, two scratch arrays and a copy of --n floats");
 
   std::printf(
       "y = gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) on %d floats (%.2f GiB per "
@@ -103,13 +101,16 @@ int main(int argc, char** argv) {
   for (size_t s = 0; s < timing.size(); ++s) {
     const double ms = timing[s].median_ms;
     const double effective = tutorial::gigabytes_per_second(2.0 * bytes, ms);
+    const double moved = tutorial::gigabytes_per_second(double(kSteps[s].passes) * bytes, ms);
+    verifier.figure(tutorial::format("step%zu_pct_of_copy", s + 1), std::round(1000 * effective / copy_gbs) / 10);
+    verifier.figure(tutorial::format("step%zu_moved_pct_of_copy", s + 1), std::round(1000 * moved / copy_gbs) / 10);
     table.add_row(
         {kSteps[s].name, std::to_string(kSteps[s].kernels),
          tutorial::format("%d x %.0f MB = %.0f MB", kSteps[s].passes, bytes / 1e6,
                           kSteps[s].passes * bytes / 1e6),
          tutorial::format_time(ms), tutorial::format("%.0f", effective),
          lab::percent(effective, copy_gbs),
-         tutorial::format("%.0f", tutorial::gigabytes_per_second(double(kSteps[s].passes) * bytes, ms)),
+         tutorial::format("%.0f", moved),
          tutorial::format("%.2fx", ms / fastest)});
   }
   table.print();

@@ -252,6 +252,9 @@ int main(int argc, char** argv) {
   size_t best_tiles = 0;  // the fastest of step 8's configurations (0: none ran)
   for (size_t s = 0; s < steps.size(); ++s) {
     if (s >= 2) best = std::max(best, tflops[s]);
+    if (s >= 2)  // keys by step number: step1_pct_of_cublas ... step8d_pct_of_cublas
+      verifier.figure("step" + steps[s]->name.substr(0, steps[s]->name.find(' ')) + "_pct_of_cublas",
+                      std::round(1000 * tflops[s] / tflops[0]) / 10);
     if (steps[s]->tiles && (best_tiles == 0 || tflops[s] > tflops[best_tiles])) best_tiles = s;
     table.add_row({steps[s]->name, tutorial::format_time(timing[s].median_ms),
                    tutorial::format("%.2f", tflops[s]), lab::percent(tflops[s], tflops[0]),
