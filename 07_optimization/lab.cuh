@@ -8,6 +8,7 @@
 #include <map>
 #include <tuple>
 #include <tutorial/check.cuh>
+#include <tutorial/device.cuh>
 #include <tutorial/cli.hpp>
 #include <tutorial/table.hpp>
 #include <tutorial/timer.cuh>
@@ -46,6 +47,17 @@ inline ArrayOptions parse_array_options(int argc, char** argv, const char* progr
   options.step = steps > 0 ? static_cast<int>(cli.get_int("step")) : 0;
   options.check_only = cli.get_flag("check-only");
   return options;
+}
+
+/// What every array runner does once its options are valid: find a usable GPU (exit 77 if
+/// there is none) with room for \p arrays arrays of --n floats, plus the two arrays of the
+/// device-to-device copy that is the limit when the run is timed.
+inline void require_gpu_for(const ArrayOptions& options, double arrays, const char* what) {
+  tutorial::require_gpu();
+  const double copy = options.check_only ? 0 : 2;
+  tutorial::require_device_memory(
+      static_cast<size_t>((arrays + copy) * double(options.n) * sizeof(float)),
+      tutorial::format("%s%s of --n floats", what, options.check_only ? "" : " and a copy").c_str());
 }
 
 // A counter-based generator (splitmix64): value i depends only on (seed, i), so filling a
