@@ -1,0 +1,124 @@
+// Tensor cores step 3: mma.sync and ldmatrix on a swizzled shared-memory layout.
+// Change: WMMA's fragments are replaced by the instructions under them, written in PTX.
+//  - mma.sync.m16n8k16: one warp, A 16 x 16, B 16 x 8, C 16 x 8 fp32; each thread holds its
+//    documented share of every operand, so the results can be stored straight from registers.
+//  - ldmatrix.x4: one instruction loads four 8 x 8 bf16 matrices from shared memory into exactly
+//    those registers; each of 8 lanes per matrix gives the address of one 16-byte row.
+//  - Swizzle: tile rows are 64 elements (128 bytes, all 32 banks). Unpadded, the 8 rows an
+//    ldmatrix reads at one column would all sit in the same 4 banks (8-way conflict). So chunk c
+//    (16 bytes) of row r is stored at chunk c XOR (r % 8): the 8 rows land in 8 different chunks,
+//    no conflict, no padding. (TMA's 128-byte swizzle in step 4 is this same pattern.)
+//  - Bigger tiles, deeper pipeline: 128 x 256 x 64 per block (8 warps of 64 x 64), 3 stages of
+//    cp.async in flight, one __syncthreads() per k-step, blocks in L2-friendly groups.
+// Prediction: ~70% of cuBLAS BF16 (the goal). Per warp and 16-deep k-step: 8 ldmatrix feed
+// 32 mma (step 2's WMMA: 6 loads for 16), and 64 x 64 x 64 work per warp between barriers. What
+// it cannot do is Hopper's own path: mma.sync issues from each warp separately and keeps all
+// operands in registers, which on H100 reaches well under wgmma's peak.
+#pragma once
+
+#include "00_common.cuh"
+
+namespace tc {
+
+struct MmaTiles {
+  static constexpr int BM = 128, BN = 256, BK = 64;  // block tile; BK * 2 bytes = one 128-byte row
+  static constexpr int WM = 64, WN = 64;             // warp tile: 4 x 8 mma tiles of 16 x 8
+  static constexpr int kStages = 3;
+  static constexpr int kWarps = (BM / WM) * (BN / WN), kThreads = 32 * kWarps;
+  static constexpr int kStageElements = (BM + BN) * BK;
+  static constexpr size_t kSharedBytes = size_t(kStages) * kStageElements * sizeof(bf16);
+};
+
+/// Where chunk c (8 elements) of row r of a 64-wide tile lives: c XOR (r % 8), in elements.
+__device__ inline int swizzled(int r, int c) { return r * 64 + ((c ^ (r % 8)) * 8); }
+
+/// Four 8 x 8 matrices of 16-bit values; lanes 8i..8i+7 give the row addresses of matrix i.
+__device__ inline void ldmatrix_x4(uint32_t (&r)[4], const bf16* row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(shared_address(row)));
+}
+
+/// d += a * b for one 16 x 8 tile: a is 16 x 16 (row-major), b is 16 x 8 (column-major).
+__device__ inline void mma_16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+__global__ void __launch_bounds__(MmaTiles::kThreads, 1) tc_mma_ldmatrix(Gemm g) {
+  using T = MmaTiles;
+  extern __shared__ __align__(128) unsigned char shared_bytes[];
+  bf16* const shared_tiles = reinterpret_cast<bf16*>(shared_bytes);  // kStages x (A tile, B tile)
+  int tile_m, tile_n;
+  grouped_tile(blockIdx.x, ceil_div(g.M, T::BM), ceil_div(g.N, T::BN), tile_m, tile_n);
+  const int row0 = tile_m * T::BM, col0 = tile_n * T::BN;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int wm = warp / (T::BN / T::WN) * T::WM, wn = warp % (T::BN / T::WN) * T::WN;
+  const auto tile_a = [&](int stage) { return shared_tiles + stage * T::kStageElements; };
+  const auto tile_b = [&](int stage) { return tile_a(stage) + T::BM * T::BK; };
+  const auto layout = [](int r, int c) { return swizzled(r, c); };
+  const auto load = [&](int stage, int k0) {
+    load_tile_async<T::BM, T::BK, T::kThreads>(tile_a(stage), g.A, g.M, g.K, g.ld, row0, k0, layout);
+    load_tile_async<T::BN, T::BK, T::kThreads>(tile_b(stage), g.B, g.N, g.K, g.ld, col0, k0, layout);
+  };
+
+  float acc[T::WM / 16][T::WN / 8][4] = {};
+  const int tiles = ceil_div(g.K, T::BK);
+  for (int s = 0; s < T::kStages - 1; ++s) {
+    if (s < tiles) load(s, s * T::BK);
+    cp_async_commit();
+  }
+  for (int t = 0; t < tiles; ++t) {
+    cp_async_wait<T::kStages - 2>();  // tile t has landed (this thread's copies) ...
+    __syncthreads();  // ... everyone's; and everyone is done with tile t-1, whose stage is refilled next
+    if (t + T::kStages - 1 < tiles) load((t + T::kStages - 1) % T::kStages, (t + T::kStages - 1) * T::BK);
+    cp_async_commit();
+    const bf16* As = tile_a(t % T::kStages);
+    const bf16* Bs = tile_b(t % T::kStages);
+#pragma unroll
+    for (int k = 0; k < T::BK / 16; ++k) {  // chunks 2k and 2k+1 of each row
+      uint32_t a[T::WM / 16][4], b[T::WN / 8][2];
+#pragma unroll
+      for (int i = 0; i < T::WM / 16; ++i)  // matrices: rows 0-7 | 8-15, times chunk 2k | 2k+1
+        ldmatrix_x4(a[i], As + swizzled(wm + 16 * i + lane % 16, 2 * k + lane / 16));
+#pragma unroll
+      for (int j = 0; j < T::WN / 16; ++j) {  // matrices: (n 0-7 | 8-15) x (chunk 2k | 2k+1)
+        uint32_t r[4];
+        ldmatrix_x4(r, Bs + swizzled(wn + 16 * j + lane % 8 + lane / 16 * 8, 2 * k + lane / 8 % 2));
+        b[2 * j][0] = r[0], b[2 * j][1] = r[1], b[2 * j + 1][0] = r[2], b[2 * j + 1][1] = r[3];
+      }
+#pragma unroll
+      for (int i = 0; i < T::WM / 16; ++i)
+#pragma unroll
+        for (int j = 0; j < T::WN / 8; ++j) mma_16816(acc[i][j], a[i], b[j]);
+    }
+  }
+
+  // Thread (lane) holds rows lane/4 and lane/4 + 8, columns 2*(lane%4) and +1, of each 16 x 8 tile.
+#pragma unroll
+  for (int i = 0; i < T::WM / 16; ++i)
+#pragma unroll
+    for (int j = 0; j < T::WN / 8; ++j) {
+      const int row = row0 + wm + 16 * i + lane / 4, col = col0 + wn + 8 * j + 2 * (lane % 4);
+      store_pair(g.C, g.M, g.N, row, col, acc[i][j][0], acc[i][j][1]);
+      store_pair(g.C, g.M, g.N, row + 8, col, acc[i][j][2], acc[i][j][3]);
+    }
+}
+
+inline void launch_mma_ldmatrix(const Gemm& g) {
+  using T = MmaTiles;
+  static const bool configured = [] {  // more than 48 KB of shared memory must be asked for
+    CUDA_CHECK(cudaFuncSetAttribute(tc_mma_ldmatrix, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(T::kSharedBytes)));
+    return true;
+  }();
+  (void)configured;
+  const int blocks = ceil_div(g.M, T::BM) * ceil_div(g.N, T::BN);
+  tc_mma_ldmatrix<<<blocks, T::kThreads, T::kSharedBytes>>>(g);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace tc

@@ -1,0 +1,390 @@
+// Chapter 07, part 5: the tensor cores. C = A * B^T (row-major; A is M x K, B is N x K) with bf16
+// inputs and fp32 accumulation, in four steps from WMMA to Hopper's TMA + wgmma, each verified and
+// timed against cuBLAS (cublasGemmEx: bf16 in, fp32 compute, fp32 out) in the same run.
+//
+// Checks for every step and every library row, each on a freshly poisoned C (NaN):
+//  - exact: whole numbers in -32..32 are exact in bf16 (8 significant bits). Each product is a
+//    whole number of size <= 1024, so every partial sum, in any order, is a whole number of size
+//    <= 1024 * K. fp32 holds every whole number up to 2^24, so while 1024 * K <= 2^24 (K <= 16384,
+//    checked below) the sums are exact and C must equal the reference bit for bit.
+//  - random: uniform [-1, 1) rounded to bf16; the reference uses the rounded values, so input
+//    rounding is not an error. Products of bf16 values are exact in fp32 (8 x 8 significant
+//    bits); what is left is fp32 accumulation. K terms added in any order, each addition rounded
+//    or truncated (unit 2^-23), err by at most K * 2^-23 * sum_k |a_ik * b_jk|: every checked
+//    element must be within that bound (the value printed is the worst |error| / bound).
+// The reference is float64 on the CPU at every element when M * N * K <= 2^30. Above that: the
+// random check uses 4096 sampled elements, and the exact check compares every element with
+// cuBLAS BF16, itself checked exactly against the CPU at 4096 sampled elements.
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <tutorial/buffer.cuh>
+#include <tutorial/cli.hpp>
+#include <tutorial/device.cuh>
+#include <tutorial/verify.hpp>
+#include <vector>
+
+#include "../lab.cuh"
+#include "01_wmma.cuh"
+#include "02_cp_async.cuh"
+#include "03_mma_ldmatrix.cuh"
+
+#if TC_HAVE_SM90A
+namespace tc {
+void launch_tma_wgmma(const Gemm& g);  // 04_tma_wgmma.cu, compiled for sm_90a only
+}
+#endif
+
+namespace {
+
+using tc::bf16;
+
+void check_cublas(cublasStatus_t status, const char* call, int line) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  std::fprintf(stderr, "cuBLAS call failed: %s\n  at %s:%d\n  %s\n", call, __FILE__, line,
+               cublasGetStatusString(status));
+  std::exit(tutorial::kExitFailure);
+}
+#define CUBLAS_CHECK(call) check_cublas((call), #call, __LINE__)
+
+constexpr int kExactRange = 32;  // exact inputs are whole numbers in -32..32
+constexpr int kMaxSize = 16384;  // the largest --m, --n, --k: kExactRange^2 * kMaxSize = 2^24
+
+// cuBLAS is column-major. Row-major C (M x N) is column-major C^T (N x M) = B * A^T: with both
+// buffers read as column-major K x N and K x M, that is op(B) = transposed, op(A) = as is ("TN").
+struct Cublas {
+  cublasHandle_t handle = nullptr;
+  Cublas() { CUBLAS_CHECK(cublasCreate(&handle)); }
+  ~Cublas() { cublasDestroy(handle); }
+  void gemm(int M, int N, int K, int ld, const void* A, const void* B, cudaDataType input, float* C,
+            cublasComputeType_t compute) const {
+    const float one = 1.0f, zero = 0.0f;
+    CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, B, input, ld, A, input, ld,
+                              &zero, C, CUDA_R_32F, N, compute, CUBLAS_GEMM_DEFAULT));
+  }
+};
+
+struct Step {
+  std::string name;  // starts with the step number (the libraries: none)
+  std::string key;   // in the summary's figures: <key>_tflops_<shape>, <key>_pct_<shape>
+  std::function<void(const tc::Gemm&)> launch;
+};
+
+/// bf16 NaN, for the padding columns K..ld-1 of A and B.
+bf16 bf16_nan() {
+  __nv_bfloat16_raw raw;
+  raw.x = 0x7FC0;
+  return bf16(raw);
+}
+
+/// \p values rounded to the nearest bf16 (and back to float, where they are exact).
+std::vector<float> rounded_to_bf16(std::vector<float> values) {
+  for (float& x : values) x = __bfloat162float(__float2bfloat16(x));
+  return values;
+}
+
+/// rows x K values as a device matrix with row pitch ld, padding filled with \p pad.
+template <typename T>
+tutorial::DeviceBuffer<T> upload_padded(const std::vector<float>& values, int rows, int K, int ld, T pad) {
+  std::vector<T> host(size_t(rows) * ld, pad);
+  for (int r = 0; r < rows; ++r)
+    for (int k = 0; k < K; ++k) host[size_t(r) * ld + k] = T(values[size_t(r) * K + k]);
+  tutorial::DeviceBuffer<T> device(host.size());
+  device.upload(host);
+  return device;
+}
+
+/// One input set: the values on the host (dense, exactly the bf16 values, for the reference),
+/// and A, B on the device in bf16 with row pitch ld.
+struct Inputs {
+  int M, N, K, ld;
+  std::vector<float> A, B;
+  tutorial::DeviceBuffer<bf16> dA, dB;
+  Inputs(int m, int n, int k, std::vector<float> a, std::vector<float> b)
+      : M(m),
+        N(n),
+        K(k),
+        ld(tc::padded_ld(k)),
+        A(std::move(a)),
+        B(std::move(b)),
+        dA(upload_padded(A, M, K, ld, bf16_nan())),
+        dB(upload_padded(B, N, K, ld, bf16_nan())) {}
+  tc::Gemm gemm(float* C) const { return {M, N, K, ld, dA.data(), dB.data(), C}; }
+  /// float64 dot product of row i of A and row j of B, and the sum of the |products|.
+  void dot(int i, int j, double& value, double& magnitude) const {
+    const float* a = &A[size_t(i) * K];
+    const float* b = &B[size_t(j) * K];
+    value = magnitude = 0.0;
+    for (int k = 0; k < K; ++k) {
+      const double p = double(a[k]) * b[k];
+      value += p;
+      magnitude += std::fabs(p);
+    }
+  }
+};
+
+/// Runs \p step on \p in into C, poisoned (NaN) first, and returns C.
+std::vector<float> run(const Step& step, const Inputs& in, tutorial::DeviceBuffer<float>& C) {
+  C.poison();
+  step.launch(in.gemm(C.data()));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return C.download();
+}
+
+// Up to 2^30 multiply-adds the CPU reference takes about a second.
+bool fits_cpu_reference(int M, int N, int K) { return double(M) * N * K <= double(1 << 30); }
+
+/// The elements the random check looks at: all of them, or 4096 sampled ones.
+std::vector<size_t> checked_elements(int M, int N, int K) {
+  const size_t count = size_t(M) * N;
+  std::vector<size_t> elements;
+  if (fits_cpu_reference(M, N, K)) {
+    elements.resize(count);
+    for (size_t e = 0; e < count; ++e) elements[e] = e;
+  } else {
+    for (size_t s = 0; s < 4096; ++s) elements.push_back(lab::mix(11, s) % count);
+  }
+  return elements;
+}
+
+struct Shape {
+  int M, N, K;
+  std::string label() const {
+    return M == N && N == K ? std::to_string(M) : tutorial::format("%dx%dx%d", M, N, K);
+  }
+};
+
+/// The exact check of every step in \p steps (steps[0] is cuBLAS BF16).
+void check_exact(const Shape& s, const std::vector<const Step*>& steps, tutorial::DeviceBuffer<float>& C,
+                 tutorial::Verifier& verifier) {
+  const Inputs in(s.M, s.N, s.K, lab::small_integers(size_t(s.M) * s.K, -kExactRange, kExactRange, 1),
+                  lab::small_integers(size_t(s.N) * s.K, -kExactRange, kExactRange, 2));
+  const size_t count = size_t(s.M) * s.N;
+  std::vector<float> want(count);
+  const bool on_cpu = fits_cpu_reference(s.M, s.N, s.K);
+  if (on_cpu) {
+    double value, magnitude;
+    for (size_t e = 0; e < count; ++e) {
+      in.dot(int(e / s.N), int(e % s.N), value, magnitude);
+      want[e] = float(value);  // a whole number below 2^24: exact
+    }
+  } else {
+    want = run(*steps[0], in, C);
+    std::vector<double> sampled(4096), cpu(4096);
+    double magnitude;
+    for (size_t i = 0; i < sampled.size(); ++i) {
+      const size_t e = lab::mix(11, i) % count;
+      in.dot(int(e / s.N), int(e % s.N), cpu[i], magnitude);
+      sampled[i] = want[e];
+    }
+    verifier.exact(steps[0]->name + " as the reference, vs CPU float64 at 4096 sampled elements",
+                   tutorial::max_abs_error(sampled.data(), cpu.data(), sampled.size()));
+  }
+  for (const Step* step : steps) {
+    if (!on_cpu && step == steps[0]) continue;  // it is the reference: checked above
+    const std::vector<float> got = run(*step, in, C);
+    verifier.exact(step->name + tutorial::format(", whole numbers in -%d..%d, C poisoned", kExactRange, kExactRange),
+                   tutorial::max_abs_error(got.data(), want.data(), count));
+  }
+}
+
+/// Worst |got - reference| / bound over the checked elements; NaN if any element is NaN.
+double worst_against_bound(const std::vector<float>& got, const std::vector<size_t>& elements,
+                           const std::vector<double>& want, const std::vector<double>& bound) {
+  double worst = 0.0;
+  for (size_t i = 0; i < elements.size(); ++i) {
+    const double error = std::fabs(double(got[elements[i]]) - want[i]);
+    if (std::isnan(error)) return NAN;
+    const double ratio = bound[i] > 0.0 ? error / bound[i] : (error == 0.0 ? 0.0 : INFINITY);
+    worst = std::max(worst, ratio);
+  }
+  return worst;
+}
+
+/// The random inputs of one shape: bf16 on the device, and fp32 copies for cuBLAS's TF32 and
+/// fp32 rows (bf16 values are exact in TF32 and fp32, so all rows get the same numbers).
+struct RandomProblem {
+  Inputs in;
+  tutorial::DeviceBuffer<float> A32, B32;
+  explicit RandomProblem(const Shape& s)
+      : in(s.M, s.N, s.K, rounded_to_bf16(lab::uniform(size_t(s.M) * s.K, -1, 1, 3)),
+           rounded_to_bf16(lab::uniform(size_t(s.N) * s.K, -1, 1, 4))),
+        A32(upload_padded(in.A, s.M, s.K, in.ld, NAN)),
+        B32(upload_padded(in.B, s.N, s.K, in.ld, NAN)) {}
+};
+
+/// The random check of every step and of the fp32-input library rows.
+void check_random(const RandomProblem& p, const std::vector<const Step*>& steps,
+                  const std::vector<Step>& fp32_rows, tutorial::DeviceBuffer<float>& C,
+                  tutorial::Verifier& verifier) {
+  const Inputs& in = p.in;
+  const std::vector<size_t> elements = checked_elements(in.M, in.N, in.K);
+  std::vector<double> want(elements.size()), bound(elements.size());
+  for (size_t i = 0; i < elements.size(); ++i) {
+    in.dot(int(elements[i] / in.N), int(elements[i] % in.N), want[i], bound[i]);
+    bound[i] *= in.K * 0x1p-23;
+  }
+  const std::string what = tutorial::format(
+      ", uniform [-1, 1) in bf16, %s: worst |error| / (K * 2^-23 * sum |a*b|)",
+      elements.size() == size_t(in.M) * in.N ? "every element" : "4096 sampled elements");
+  for (const Step* step : steps)
+    verifier.within(step->name + what, worst_against_bound(run(*step, in, C), elements, want, bound), 1.0);
+  for (const Step& row : fp32_rows)  // they read the fp32 copies: same values, same bound
+    verifier.within(row.name + what, worst_against_bound(run(row, in, C), elements, want, bound), 1.0);
+}
+
+struct Timed {
+  const Step* step;
+  tutorial::Timing timing;
+  double tflops;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tutorial::Cli cli("07_tensor_cores",
+                    "bf16 matrix multiply C = A * B^T with fp32 accumulation (row-major, B is N x K): "
+                    "four tensor-core kernels from WMMA to TMA + wgmma, each verified and timed "
+                    "against cuBLAS. Without --m, --n, --k: 4096^3, 8192^3 and 4096 x 14336 x 4096.");
+  cli.add_int("m", "rows of A and C (0: the three benchmark shapes)", 0, 0, kMaxSize);
+  cli.add_int("n", "columns of C, rows of B (0: the three benchmark shapes)", 0, 0, kMaxSize);
+  cli.add_int("k", "columns of A and B (0: the three benchmark shapes)", 0, 0, kMaxSize);
+  cli.add_int("runs", "most timed runs per step (the median is reported)", 20, 1, 1000);
+  cli.add_int("step", "run only this step (1-4; 0: all); cuBLAS always runs", 0, 0, 4);
+  cli.add_flag("check-only", "verify every step, time nothing");
+  cli.parse_or_exit(argc, argv);
+  const int m = int(cli.get_int("m")), n = int(cli.get_int("n")), k = int(cli.get_int("k"));
+  if ((m == 0 || n == 0 || k == 0) && (m != 0 || n != 0 || k != 0)) {
+    std::fprintf(stderr,
+                 "07_tensor_cores: give --m, --n and --k together (or none of them: the three "
+                 "benchmark shapes); see --help\n");
+    return tutorial::kExitUsage;
+  }
+  const int runs = int(cli.get_int("runs")), only = int(cli.get_int("step"));
+  const bool check_only = cli.get_flag("check-only");
+  const std::vector<Shape> shapes =
+      m > 0 ? std::vector<Shape>{{m, n, k}}
+            : std::vector<Shape>{{4096, 4096, 4096}, {8192, 8192, 8192}, {4096, 14336, 4096}};
+
+  const tutorial::DeviceInfo gpu = tutorial::require_gpu();
+  std::printf("C (M x N, fp32) = A (M x K, bf16) * B^T (B: N x K, bf16), row-major, fp32 accumulation\n\n");
+
+  const Cublas cublas;
+  const auto library = [&](cudaDataType input, cublasComputeType_t compute) {
+    return [&cublas, input, compute](const tc::Gemm& g) {
+      cublas.gemm(g.M, g.N, g.K, g.ld, g.A, g.B, input, g.C, compute);
+    };
+  };
+  std::vector<Step> all = {
+      {"cuBLAS BF16 (fp32 compute)", "cublas_bf16", library(CUDA_R_16BF, CUBLAS_COMPUTE_32F)},
+      {"1 WMMA, global memory", "step1", tc::launch_wmma_naive},
+      {"2 cp.async, double buffered", "step2", tc::launch_cp_async_wmma},
+      {"3 mma.sync + ldmatrix, swizzled", "step3", tc::launch_mma_ldmatrix},
+  };
+  std::string step4_skipped;
+#if TC_HAVE_SM90A
+  if (gpu.cc_major == 9 && gpu.cc_minor == 0)
+    all.push_back({"4 TMA + wgmma, warp-specialized", "step4", tc::launch_tma_wgmma});
+  else
+    step4_skipped = tutorial::format(
+        "Step 4 (TMA + wgmma) skipped: it needs a Hopper GPU (sm_90a, compute capability 9.0); %s is %d.%d.",
+        gpu.name.c_str(), gpu.cc_major, gpu.cc_minor);
+#else
+  step4_skipped =
+      "Step 4 (TMA + wgmma) skipped: this build holds no sm_90a code (configure with 90 in "
+      "CMAKE_CUDA_ARCHITECTURES, e.g. -DCMAKE_CUDA_ARCHITECTURES=90).";
+#endif
+  if (!step4_skipped.empty() && (only == 0 || only == 4)) std::printf("%s\n\n", step4_skipped.c_str());
+  std::vector<const Step*> steps;  // cuBLAS BF16, and the steps asked for
+  for (size_t s = 0; s < all.size(); ++s)
+    if (s == 0 || only == 0 || std::atoi(all[s].name.c_str()) == only) steps.push_back(&all[s]);
+  // The libraries on the fp32 problem, for scale: TF32 tensor cores, and fp32 on the FMA units.
+  // They read fp32 copies of A and B (the current shape's, set below) instead of the Gemm's.
+  const float* a32 = nullptr;
+  const float* b32 = nullptr;
+  const std::vector<Step> fp32_rows = {
+      {"cuBLAS TF32 (fp32 in, TF32 tensor cores)", "cublas_tf32",
+       [&](const tc::Gemm& g) {
+         cublas.gemm(g.M, g.N, g.K, g.ld, a32, b32, CUDA_R_32F, g.C, CUBLAS_COMPUTE_32F_FAST_TF32);
+       }},
+      {"cuBLAS FP32 (pedantic, no tensor cores)", "cublas_fp32",
+       [&](const tc::Gemm& g) {
+         cublas.gemm(g.M, g.N, g.K, g.ld, a32, b32, CUDA_R_32F, g.C, CUBLAS_COMPUTE_32F_PEDANTIC);
+       }},
+  };
+
+  tutorial::Verifier verifier;
+  int max_k = 0;
+  for (const Shape& s : shapes) max_k = std::max(max_k, s.K);
+  verifier.expect(tutorial::format("exact inputs: %d^2 * K = %lld <= 2^24, so every partial sum is a whole "
+                                   "number that fp32 holds exactly",
+                                   kExactRange, (long long)kExactRange * kExactRange * max_k),
+                  (long long)kExactRange * kExactRange * max_k <= (1LL << 24));
+
+  std::vector<double> lowest_pct(5, INFINITY);  // per step: its lowest share of cuBLAS BF16
+  for (const Shape& s : shapes) {
+    std::printf("\n## M = %d, N = %d, K = %d\n\n", s.M, s.N, s.K);
+    // Device: A and B in bf16 (exact and random inputs) and in fp32 (random), and C.
+    const double ld = tc::padded_ld(s.K);
+    const double bytes = 8.0 * (s.M + s.N) * ld + 4.0 * s.M * s.N;
+    tutorial::require_device_memory(size_t(bytes), "A, B and C for --m, --n, --k");
+    tutorial::DeviceBuffer<float> C(size_t(s.M) * s.N);
+    check_exact(s, steps, C, verifier);
+    const RandomProblem random(s);
+    a32 = random.A32.data();
+    b32 = random.B32.data();
+    check_random(random, steps, fp32_rows, C, verifier);
+    if (check_only) continue;
+
+    // Timing: the random inputs (never zeros: they can run faster than real data).
+    const double flops = 2.0 * s.M * s.N * s.K;
+    std::vector<Timed> timed;
+    const auto time = [&](const Step& step) {
+      const tc::Gemm g = random.in.gemm(C.data());
+      const tutorial::Timing t = lab::time_step([&] { step.launch(g); }, runs);
+      timed.push_back({&step, t, flops / (t.median_ms * 1e9)});
+    };
+    for (const Step* step : steps) time(*step);
+    for (const Step& row : fp32_rows) time(row);
+    const double baseline = timed[0].tflops;
+    std::printf("\n### M = %d, N = %d, K = %d: %.1f GFLOP per run\n\n", s.M, s.N, s.K, flops / 1e9);
+    tutorial::Table table({"Step", "Time", "TFLOP/s", "% of cuBLAS BF16", "runs"});
+    const std::string label = s.label();
+    for (const Timed& row : timed) {
+      const double pct = 100.0 * row.tflops / baseline;
+      table.add_row({row.step->name, tutorial::format_time(row.timing.median_ms),
+                     tutorial::format("%.1f", row.tflops), lab::percent(row.tflops, baseline),
+                     std::to_string(row.timing.runs)});
+      verifier.figure(row.step->key + "_tflops_" + label, std::round(row.tflops));
+      const int number = std::atoi(row.step->name.c_str());
+      if (number > 0) {
+        verifier.figure(row.step->key + "_pct_" + label, std::round(pct * 10.0) / 10.0);
+        lowest_pct[number] = std::min(lowest_pct[number], pct);
+      }
+    }
+    table.print();
+  }
+
+  if (!check_only) {
+    std::printf("\nGoals: each step's lowest share of cuBLAS BF16 over the shapes above.\n");
+    const struct {
+      int step;
+      const char* what;
+      double at_least;
+    } goals[] = {{2, "step 2 (cp.async, double buffered) vs cuBLAS BF16", 50},
+                 {3, "step 3 (mma.sync + ldmatrix) vs cuBLAS BF16", 70},
+                 {4, "step 4 (TMA + wgmma) vs cuBLAS BF16", 85},
+                 {4, "step 4 (TMA + wgmma) vs cuBLAS BF16, moonshot", 100}};
+    for (const auto& goal : goals)
+      if (std::isfinite(lowest_pct[goal.step]))
+        verifier.goal(goal.what, std::round(lowest_pct[goal.step] * 10.0) / 10.0, goal.at_least, "%");
+  }
+  if (!step4_skipped.empty() && (only == 0 || only == 4)) std::printf("\n%s\n", step4_skipped.c_str());
+  return verifier.finish("07_tensor_cores");
+}
