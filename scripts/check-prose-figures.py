@@ -6,8 +6,8 @@ A measured figure in a README must come from the latest GPU check: inside an inl
 which scripts/sync-results.py rewrites after every run. This check flags a number with a
 unit of time, rate or ratio (ms, µs, GB/s, TFLOP/s, %, x) anywhere else in the prose.
 
-Not flagged: code (fenced blocks and `inline code`), generated blocks and markers, and
-lines that say where a number comes from other than our run: a link to a public source,
+Not flagged: code (fenced blocks and `inline code`), generated blocks and markers,
+quotations (lines starting with ">"), and lines that say where a number comes from other than our run: a link to a public source,
 the notes (labelled as theirs), a datasheet, or a goal or threshold (">= 95%", "at least").
 
 Usage: scripts/check-prose-figures.py [files...]   (default: chapter READMEs and docs/*.md)
@@ -18,14 +18,15 @@ import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+# A ratio is written 13403x (no space): "2 x 2^20" is a product, not a figure.
 MEASURED = re.compile(
-    r"(?<![\w.^/-])~?\d[\d,]*(?:\.\d+)?\s?(?:ms|µs|us|ns|s|GB/s|TB/s|GFLOP/s|TFLOP/s|%|x|×)(?![\w/])")
+    r"(?<![\w.^/-])~?\d[\d,]*(?:\.\d+)?(?:\s?(?:ms|µs|us|ns|s|GB/s|TB/s|GFLOP/s|TFLOP/s|%)|[x×])(?![\w/])")
 GENERATED = re.compile(r"<!-- GPU-(?:OUTPUT|TABLE|EXCERPT):.*?<!-- /GPU-OUTPUT -->", re.S)
 FIGURE = re.compile(r"<!--fig:[^>]*-->.*?<!--/fig-->\S*")
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 SOURCED = re.compile(
-    r"https?://|the notes|notes'|datasheet|goal|threshold|target|at least|at most|>=|≥|<=|≤|"
+    r"https?://|the notes|notes'|their figure|datasheet|goal|threshold|target|at least|at most|>=|≥|<=|≤|"
     r"predict|expect|should|would|about \d|up to|cover|gencode|sm_\d", re.I)
 
 
@@ -41,7 +42,8 @@ def flagged(text):
         prose = INLINE_CODE.sub("", FIGURE.sub("", line))
         if line.lstrip().startswith("|"):  # a hand-written table: its cells are prose too
             prose = prose.replace("|", " ")
-        if MEASURED.search(prose) and not SOURCED.search(prose):
+        quoted = line.lstrip().startswith(">")  # a quotation (the notes, in the errata)
+        if MEASURED.search(prose) and not SOURCED.search(prose) and not quoted:
             found.append((number, line.strip()))
     return found
 
