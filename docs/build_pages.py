@@ -22,7 +22,7 @@ from pathlib import Path
 # The reading order: setup, the chapters, then the guides. Chapters come from the
 # top-level CMakeLists.txt (the course's own list) plus any NN_name/ folder present.
 PAGES_BEFORE_CHAPTERS = ["environment"]
-PAGES_AFTER_CHAPTERS = ["profiling", "errata", "where-next"]
+PAGES_AFTER_CHAPTERS = ["profiling", "errata", "where-next", "glossary"]
 SOURCE_PATTERNS = ("*.cu", "*.cuh", "*.hpp", "*.h", "*.cpp")
 IMAGE_SUFFIXES = {".svg", ".png", ".jpg", ".jpeg", ".gif"}
 
@@ -44,6 +44,7 @@ class Page:
         self.label = label
         self.source = source  # Path of the Markdown file, or None for a placeholder
         self.title = title
+        self.children = []  # a chapter's other Markdown files: pages under the chapter's
 
 
 def first_heading(path):
@@ -88,6 +89,7 @@ def collect_pages(repo):
         if readme.exists():
             title = first_heading(readme) or "Chapter %s: %s" % (number, topic.replace("_", " "))
             sequence.append(Page(label, readme, title))
+            sequence[-1].children = chapter_extra_pages(repo / folder, label)
         else:
             sequence.append(Page(label, None, "Chapter %s: %s (not written yet)"
                                  % (number, topic.replace("_", " "))))
@@ -96,11 +98,23 @@ def collect_pages(repo):
     sequence = [p for p in sequence if p is not None]
     extras = [docs_page(docs, p.stem) for p in sorted(docs.glob("*.md"))
               if p.stem not in PAGES_BEFORE_CHAPTERS + PAGES_AFTER_CHAPTERS + ["index"]]
-    results = Page("gpu_results", None, "Latest GPU results")
-    readme = repo / "README.md"
-    tail = [results] + ([Page("repository_readme", readme, "The repository README")]
-                        if readme.exists() else [])
-    return pages, sequence, [p for p in extras if p] + tail
+    # The repository README is not a page of its own: the landing page is the one main
+    # page, and links to the README lead there.
+    return pages, sequence, [p for p in extras if p] + [Page("gpu_results", None, "Latest GPU results")]
+
+
+def chapter_extra_pages(folder, chapter_label):
+    """A chapter folder's Markdown files other than its README (a reader's page on its
+    diagrams, say): each becomes a page under the chapter's, labelled chapterNN_<name>."""
+    pages = []
+    for path in sorted(folder.rglob("*.md")):
+        relative = path.relative_to(folder)
+        if relative == Path("README.md") or any(part.startswith((".", "build")) or part.endswith(".egg-info")
+                                                 or part == "__pycache__" for part in relative.parts[:-1]):
+            continue
+        name = re.sub(r"[^A-Za-z0-9]+", "_", str(relative.with_suffix(""))).strip("_").lower()
+        pages.append(Page("%s_%s" % (chapter_label, name), path, first_heading(path) or path.stem))
+    return pages
 
 
 def docs_page(docs, name):
@@ -113,12 +127,16 @@ def docs_page(docs, name):
 class Converter:
     """Rewrites one Markdown file for Doxygen: links, images, escapes."""
 
-    def __init__(self, repo, out, link_map, source_files):
+    def __init__(self, repo, out, link_map, source_files, page_of):
         self.repo = repo
         self.out = out
         self.link_map = link_map  # repo-relative path of a .md file -> page label
         self.source_files = source_files  # repo-relative paths Doxygen documents
+        self.page_of = page_of  # repo-relative path of a page's own Markdown -> its label
         self.images = {}  # repo-relative path -> name in OUT/images or OUT/dot
+        self._anchors = {}  # repo-relative path -> what anchors() found
+        self.used_labels = set(page_of.values()) | set(link_map.values())
+        self.current = ""  # the file being converted
 
     # --- links and images -------------------------------------------------
     def resolve(self, base, target):
@@ -132,23 +150,39 @@ class Converter:
         """Markdown for a link [text](target) as Doxygen should see it."""
         if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("@ref"):
             return "[%s](%s)" % (text, target)  # external, or already a Doxygen reference
-        if target.startswith("#"):
-            return text  # an in-page anchor in GitHub's naming: Doxygen's ids differ
-        path = self.resolve(base, target.split("#")[0])
+        page, _, fragment = target.partition("#")
+        if not page:  # an anchor in this page, in GitHub's naming: its Doxygen label
+            anchor = self.anchors(self.repo / self.current)[0].get(fragment)
+            return self.ref(text, anchor) if anchor else text
+        path = self.resolve(base, page)
         if path is not None:
             for candidate in (path, os.path.join(path, "README.md")):
                 candidate = os.path.normpath(candidate)
+                if candidate in self.page_of and fragment:
+                    anchor = self.anchors(self.repo / candidate)[0].get(fragment)
+                    if anchor:
+                        return self.ref(text, anchor)
                 if candidate in self.link_map:
-                    return "[%s](@ref %s)" % (text, self.link_map[candidate])
+                    return self.ref(text, self.link_map[candidate])
                 if candidate in self.source_files:
-                    return "[%s](@ref %s)" % (text, candidate)
+                    return self.ref(text, candidate)
             if path == "docs/results" or path.startswith("docs/results/"):
-                return "[%s](@ref gpu_results)" % text
+                stem = os.path.splitext(os.path.basename(path))[0]
+                if path.endswith(".md") and stem != "README" and (self.repo / path).is_file():
+                    return self.ref(text, results_label(stem))  # its section there
+                return self.ref(text, "gpu_results")
         # A file Doxygen does not publish (a script, a CMakeLists.txt): name it.
         shown = path if path is not None else target
         if shown and shown not in text:
             return "%s (`%s`)" % (text, shown)
         return text
+
+    def ref(self, text, label):
+        """A link to a page, section or file of the site, as Doxygen should see it."""
+        code = re.fullmatch(r"`([^`]+)`", text)
+        if code:  # Doxygen 1.9.4 shows the backticks of a code span in a link's text
+            return "<code>[%s](@ref %s)</code>" % (html.escape(code.group(1), quote=False), label)
+        return "[%s](@ref %s)" % (text, label)
 
     def image(self, base, alt, target):
         if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target):
@@ -295,69 +329,84 @@ class Converter:
         alt = re.search(r"alt=\"([^\"]*)\"", m.group(0))
         return self.image(base, alt.group(1) if alt else "", m.group(1))
 
+    # --- headings and their anchors -------------------------------------------
+    def anchors(self, path):
+        """Anchors of a Markdown file: GitHub's #slug of each heading -> its Doxygen label.
+
+        The first level-1 heading of a page is its title and stands for the page itself;
+        every other heading gets a label of its own, prefixed with the page's label so
+        that labels are unique across the site. Returns (slug -> label, labels in order).
+        """
+        key = os.path.relpath(path, self.repo)
+        if key not in self._anchors:
+            prefix = self.page_of.get(key)
+            by_slug, in_order, seen = {}, [], {}
+            title_pending = prefix is not None
+            for _, kind, line in classify(split_references(path)[0]):
+                heading = HEADING.match(line) if kind == "text" else None
+                if not heading:
+                    continue
+                slug = github_slug(plain_title(heading.group(2)))
+                count = seen.get(slug, 0)
+                seen[slug] = count + 1
+                slug = slug if count == 0 else "%s-%d" % (slug, count)
+                if title_pending and len(heading.group(1)) == 1:
+                    by_slug[slug] = prefix
+                    title_pending = False
+                    continue
+                if prefix is None:
+                    in_order.append(None)
+                    continue
+                tail = re.sub(r"[^a-z0-9]+", "_", slug.lower()).strip("_") or "s%d" % (len(in_order) + 1)
+                label = "%s_%s" % (prefix, tail)
+                while label in self.used_labels:
+                    label += "_"
+                self.used_labels.add(label)
+                by_slug[slug] = label
+                in_order.append(label)
+            self._anchors[key] = (by_slug, in_order)
+        return self._anchors[key]
+
     def convert(self, path, label=None, demote=0):
         """The Doxygen Markdown for one file; the first '# ' heading gets {#label}."""
         base = os.path.relpath(path.parent, self.repo)
-        lines = path.read_text(encoding="utf-8").splitlines()
-        refs = {}  # reference-style link definitions: [name]: target
-        kept = []
-        for line in lines:
-            m = re.match(r"^ {0,3}\[([^\]]+)\]:\s*<?(\S+?)>?(\s+\"[^\"]*\")?\s*$", line)
-            if m:
-                refs[m.group(1).lower()] = m.group(2)
-            else:
-                kept.append(line)
+        kept, refs = split_references(path)
+        heading_labels = list(self.anchors(path)[1])
+        self.current = os.path.relpath(path, self.repo)
         out = []
-        fence = None
-        in_comment = False
         titled = label is None
-        prev_blank = True
-        in_list = False
-        for line in kept:
-            if fence:
-                out.append(line)
-                if line.strip().startswith(fence):
-                    fence = None
-                continue
-            m = re.match(r"^\s*(```+|~~~+)", line)
-            if m:
-                fence = m.group(1)
+        title_pending = self.current in self.page_of or label is not None  # as anchors() counts
+        for _, kind, line in classify(kept):
+            if kind == "verbatim":
                 out.append(line)
                 continue
-            if in_comment:
-                out.append(line)
-                in_comment = "-->" not in line
-                continue
-            if "<!--" in line and "-->" not in line.split("<!--", 1)[1]:
-                out.append(line)
-                in_comment = True
-                continue
-            stripped = line.strip()
-            if re.match(r"^([-*+]|\d+[.)])\s", stripped) and not line.startswith("    "):
-                in_list = True
-            elif not stripped:
-                pass
-            elif not line.startswith(" ") and prev_blank:
-                in_list = False
-            if line.startswith("    ") and prev_blank and not in_list:
-                out.append(line)  # an indented code block: verbatim
-                continue
-            prev_blank = not stripped
-            # reference-style links become inline links
+            # reference-style links ([text][name], [name][], [name]) become inline links
             line = re.sub(r"\[([^\]]+)\]\[([^\]]*)\]",
                           lambda m: "[%s](%s)" % (m.group(1), refs.get((m.group(2) or m.group(1)).lower(), "#"))
                           if (m.group(2) or m.group(1)).lower() in refs else m.group(0), line)
-            heading = re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", line)
-            if heading:
-                text = self.inline(base, self.code_emphasis(re.sub(r"\{#[\w-]+\}\s*$", "", heading.group(2))))
-                if not titled and len(heading.group(1)) == 1:
+            line = re.sub(r"(?<![\]!\\])\[([^\[\]]+)\](?![\[(])",
+                          lambda m: "[%s](%s)" % (m.group(1), refs[m.group(1).lower()])
+                          if m.group(1).lower() in refs else m.group(0), line)
+            heading = HEADING.match(line)
+            if not heading:
+                out.append(self.inline(base, self.code_emphasis(line)))
+                continue
+            # Plain text: Doxygen 1.9.4 shows a section title's code spans as literal <tt> tags
+            text = self.title_text(plain_title(heading.group(2)))
+            level = len(heading.group(1))
+            if title_pending and level == 1:
+                title_pending = False
+                if not titled:
                     # plain text: the navigation tree shows a title's markup as text
                     out.append("# %s {#%s}" % (self.title_text(plain_title(heading.group(2))), label))
                     titled = True
                 else:
-                    out.append("#" * min(6, len(heading.group(1)) + demote) + " " + text)
+                    out.append("# " + text)  # the main page's title
                 continue
-            out.append(self.inline(base, self.code_emphasis(line)))
+            anchor = heading_labels.pop(0) if heading_labels else None
+            if anchor:  # not {#label}: with one, 1.9.4 shows the heading's code spans as <tt> text
+                out.append("\\anchor %s" % anchor)
+            out.append("#" * min(6, level + demote) + " " + text)
         if not titled:
             out.insert(0, "# %s {#%s}\n" % (self.escape_text(path.stem), label))
         elif label is not None:
@@ -368,14 +417,80 @@ class Converter:
         return out
 
 
-def nav_line(sequence, index, escape):
-    """Previous / course map / next, for a page in the reading order."""
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+def split_references(path):
+    """The lines of a Markdown file without its reference-style link definitions, and those."""
+    refs = {}  # [name]: target
+    kept = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"^ {0,3}\[([^\]]+)\]:\s*<?(\S+?)>?(\s+\"[^\"]*\")?\s*$", line)
+        if m:
+            refs[m.group(1).lower()] = m.group(2)
+        else:
+            kept.append(line)
+    return kept, refs
+
+
+def classify(lines):
+    """Each line as (index, kind, line): "verbatim" (code, comments: left as they are) or "text"."""
+    fence = None
+    in_comment = False
+    prev_blank = True
+    in_list = False
+    for i, line in enumerate(lines):
+        if fence:
+            if line.strip().startswith(fence):
+                fence = None
+            yield i, "verbatim", line
+            continue
+        m = re.match(r"^\s*(```+|~~~+)", line)
+        if m:
+            fence = m.group(1)
+            yield i, "verbatim", line
+            continue
+        if in_comment:
+            in_comment = "-->" not in line
+            yield i, "verbatim", line
+            continue
+        if "<!--" in line and "-->" not in line.split("<!--", 1)[1]:
+            in_comment = True
+            yield i, "verbatim", line
+            continue
+        stripped = line.strip()
+        if re.match(r"^([-*+]|\d+[.)])\s", stripped) and not line.startswith("    "):
+            in_list = True
+        elif not stripped:
+            pass
+        elif not line.startswith(" ") and prev_blank:
+            in_list = False
+        if line.startswith("    ") and prev_blank and not in_list:
+            yield i, "verbatim", line  # an indented code block
+            continue
+        prev_blank = not stripped
+        yield i, "text", line
+
+
+def github_slug(text):
+    """The id GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    text = re.sub(r"<[^>]+>", "", text).lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def nav_line(sequence, index, escape, parent=None):
+    """Previous / course map / glossary / next, for a page in the reading order; for a
+    chapter's extra page (index None), back to its chapter."""
     parts = []
-    if index > 0:
+    if parent is not None:
+        parts.append("[&larr; Back to %s](@ref %s)" % (escape(parent.title), parent.label))
+    elif index > 0:
         before = sequence[index - 1]
         parts.append("[&larr; Previous: %s](@ref %s)" % (escape(before.title), before.label))
     parts.append("[Course map](@ref index)")
-    if index + 1 < len(sequence):
+    if any(p.label == "glossary" for p in sequence) and (index is None or sequence[index].label != "glossary"):
+        parts.append("[Glossary](@ref glossary)")
+    if index is not None and index + 1 < len(sequence):
         after = sequence[index + 1]
         parts.append("[Next: %s &rarr;](@ref %s)" % (escape(after.title), after.label))
     return "<div class=\"course-nav\">" + " &middot; ".join(parts) + "</div>"
@@ -406,7 +521,7 @@ def results_page(converter, repo):
         if path == readme or not path.is_file():
             continue
         if path.suffix == ".md":
-            lines += ["## %s" % converter.escape_text(path.stem), ""]
+            lines += ["## %s {#%s}" % (converter.escape_text(path.stem), results_label(path.stem)), ""]
             text = path.read_text(encoding="utf-8")
             if re.search(r"^\s*(```|~~~|#)", text, re.M):
                 lines += converter.convert(path, label=None, demote=2)
@@ -419,6 +534,11 @@ def results_page(converter, repo):
         else:
             lines += ["- `%s` (in `docs/results/`)" % path.name, ""]
     return lines
+
+
+def results_label(stem):
+    """The label of the section that shows docs/results/<stem>.md on the results page."""
+    return "results_" + re.sub(r"[^A-Za-z0-9_]", "_", stem)
 
 
 def program_output(converter, text):
@@ -455,8 +575,11 @@ def main():
         (out / sub).mkdir(parents=True)
 
     main_page, sequence, extras = collect_pages(repo)
-    every = main_page + sequence + extras
-    link_map = {os.path.relpath(p.source, repo): p.label for p in every if p.source}
+    every = main_page + [q for p in sequence for q in [p] + p.children] + extras
+    page_of = {os.path.relpath(p.source, repo): p.label for p in every if p.source}
+    link_map = dict(page_of)
+    if (repo / "README.md").exists():
+        link_map["README.md"] = "index"
     for p in sequence:  # a missing README still has a page: links to it resolve
         if p.source is None and p.label.startswith("chapter"):
             folder = [f for f in chapter_folders(repo) if f.startswith(p.label[len("chapter"):] + "_")][0]
@@ -464,7 +587,8 @@ def main():
     folders = [d for d in [repo / "common" / "include" / "tutorial"] + [repo / f for f in chapter_folders(repo)]
                if d.is_dir()]
     sources = {os.path.relpath(s, repo) for d in folders for pat in SOURCE_PATTERNS for s in d.rglob(pat)}
-    conv = Converter(repo, out, link_map, sources)
+    conv = Converter(repo, out, link_map, sources, page_of)
+    parent_of = {child.label: p for p in sequence for child in p.children}
 
     written = []
     for index, page in enumerate(every):
@@ -476,8 +600,13 @@ def main():
                      "This chapter's README (`%s`) has not been written yet." % folder]
         else:
             lines = conv.convert(page.source, label=None if page.label == "index" else page.label)
+        if page.children:
+            lines += ["", "<div class=\"course-nav\">More in this chapter: %s</div>"
+                      % " &middot; ".join("\\subpage %s" % child.label for child in page.children)]
         if page in sequence:
             lines = with_nav(lines, nav_line(sequence, sequence.index(page), conv.title_text))
+        elif page.label in parent_of:
+            lines = with_nav(lines, nav_line(sequence, None, conv.title_text, parent_of[page.label]))
         target = out / "pages" / (page.label + ".md")
         target.write_text("\n".join(lines) + "\n", encoding="utf-8")
         written.append(target)

@@ -12,4 +12,9 @@ rm -rf "$out/html"
 "$python" "$here/../check_links.py" "$out/html"
 test -f "$out/html/chapter01.html" || { echo "selftest: no chapter01.html"; exit 1; }
 grep -q "has not been written yet" "$out/html/chapter02.html" || { echo "selftest: no placeholder page"; exit 1; }
+test -f "$out/html/chapter01_tiling.html" || { echo "selftest: no page for 01_torture/tiling.md"; exit 1; }
+grep -q 'href="chapter01_tiling.html#chapter01_tiling_a_section_with_code"' "$out/html/chapter01.html" \
+  || { echo "selftest: a link to a section of another page does not lead to its anchor"; exit 1; }
+grep -q 'href="glossary.html"' "$out/html/chapter01.html" || { echo "selftest: no glossary link in the navigation"; exit 1; }
+if grep -l "&lt;tt&gt;" "$out"/html/*.html; then echo "selftest: <tt> shown as text"; exit 1; fi
 echo "selftest: passed"
