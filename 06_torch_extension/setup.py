@@ -1,23 +1,55 @@
 """Build route 3: the installable package cuda_course, with its operators registered by TORCH_LIBRARY.
 
-    pip install --no-build-isolation ./06_torch_extension      # into the current environment
-    python3 setup.py build --build-lib <dir>                   # what CMake does: into <dir>, in place
+    python3 -m pip install "setuptools>=70.1" ninja                   # build requirements, first
+    TORCH_CUDA_ARCH_LIST=9.0 python3 -m pip install --no-build-isolation ./06_torch_extension
+    python3 setup.py build --build-lib <dir>             # what CMake does: into <dir>, in place
 
 --no-build-isolation matters: pip otherwise builds in a fresh environment with whatever torch it
-downloads, and the extension must be compiled against the torch it will be loaded into.
+downloads, and the extension must be compiled against the torch it will be loaded into. Without
+isolation pip installs no build requirements (pyproject.toml lists them): install them first.
 On a machine without a GPU, set TORCH_CUDA_ARCH_LIST (e.g. "8.0;9.0+PTX"): PyTorch otherwise asks the
 (absent) GPU which architecture to build for.
 """
 
+import sys
+from importlib.metadata import PackageNotFoundError, version
+
+import setuptools
 from setuptools import setup
-from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+
+def require(condition: bool, message: str) -> None:
+    """Stops the build with one clear line instead of a traceback from deep inside setuptools."""
+    if not condition:
+        sys.exit(f"cuda_course: {message}")
+
+
+def has_wheel() -> bool:
+    try:
+        version("wheel")
+        return True
+    except PackageNotFoundError:
+        return False
+
+
+# pip builds a wheel; setuptools older than 70.1 needs the separate `wheel` package for that, and
+# fails with "invalid command 'bdist_wheel'" without it (a fresh Python 3.11 venv has setuptools 65).
+setuptools_version = tuple(int(p) for p in setuptools.__version__.split(".")[:2] if p.isdigit())
+require(setuptools_version >= (70, 1) or has_wheel(),
+        f"setuptools {setuptools.__version__} cannot build a wheel without the `wheel` package: "
+        'run python3 -m pip install "setuptools>=70.1" ninja, then install again')
+try:
+    from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+except ImportError as error:
+    require(False, f"cannot import torch ({error}). Build in the environment that has the torch you will "
+                   "use, with pip install --no-build-isolation: the extension must match that torch")
 
 setup(
     name="cuda_course",
-    version="1.0",
+    version="1.1",
     description="The CUDA course's chapter 06 kernels as PyTorch operators (torch.ops.cuda_course)",
-    # The "src layout": the Python package lives in src/, so the chapter folder itself (on sys.path
-    # for the scripts and tests) has no cuda_course/ without the compiled _C to shadow the built one.
+    # The "src layout": the Python package lives in src/, so the chapter folder itself has no
+    # cuda_course/ without the compiled _C to shadow the built one.
     packages=["cuda_course"],
     package_dir={"": "src"},
     ext_modules=[

@@ -1,5 +1,6 @@
-// The chapter's kernels and the C++ functions that check their inputs and
-// launch them. Written once, compiled by all three build routes (see ops.h).
+// The chapter's operators and their backward kernels: the C++ functions that check their
+// inputs and launch the kernels of elementwise.cuh and reduce.cuh. Written once, compiled by
+// all three build routes (see ops.h).
 //
 // Three habits of a well-behaved PyTorch operator, all below:
 //   1. check the inputs and say clearly what is wrong (the notes' CHECK_INPUT, extended);
@@ -18,38 +19,46 @@
 #include <cstdint>
 #include <string>
 
+#include "elementwise.cuh"
+#include "reduce.cuh"
+
 namespace cuda_course {
 namespace {
-
-constexpr int kThreads = 256;  // threads per block, a multiple of the 32-thread warp
 
 // ---------------------------------------------------------------------------
 // Input checks
 // ---------------------------------------------------------------------------
 
-// Contiguity is required, not repaired: a silent .contiguous() would copy the
-// whole tensor first (an extra read and write of every byte) and hide that cost.
-// The caller decides whether the copy is worth it.
-// "[2, 3]". Spelled out here rather than streaming an IntArrayRef into TORCH_CHECK:
-// that crashed (SIGSEGV) in this extension on the course's GPU machine, built with
-// its nvcc 13.0 and PyTorch 2.11.
+// "[2, 3]": sizes and strides in error messages (the README's pitfalls say why not `<< t.sizes()`).
 std::string dims(at::IntArrayRef values) {
   std::string text = "[";
-  for (size_t i = 0; i < values.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(values[i]);
+  for (size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
   return text + "]";
 }
 
+// Contiguity is required, not repaired: a silent .contiguous() would copy the
+// whole tensor first (an extra read and write of every byte) and hide that cost.
+// The caller decides whether the copy is worth it.
 void check_input(const char* op, const char* name, const at::Tensor& t) {
   TORCH_CHECK(t.is_cuda(), op, ": ", name, " must be a CUDA tensor, got a tensor on ", t.device());
-  TORCH_CHECK(t.scalar_type() == at::kFloat, op, ": ", name, " must be float32, got ",
-              t.scalar_type());
+  TORCH_CHECK(t.scalar_type() == at::kFloat, op, ": ", name, " must be float32, got ", t.scalar_type());
   TORCH_CHECK(t.is_contiguous(), op, ": ", name, " must be contiguous, got strides ", dims(t.strides()),
               " for sizes ", dims(t.sizes()), " (call .contiguous() first; it makes a copy)");
 }
 
+// Two inputs of an elementwise operator: each checked, then the pair.
+void check_pair(const char* op, const char* name_a, const at::Tensor& a, const char* name_b,
+                const at::Tensor& b) {
+  check_input(op, name_a, a);
+  check_input(op, name_b, b);
+  TORCH_CHECK(a.device() == b.device(), op, ": ", name_a, " and ", name_b,
+              " must be on the same device, got ", a.device(), " and ", b.device());
+  TORCH_CHECK(a.sizes() == b.sizes(), op, ": ", name_a, " and ", name_b, " must have the same sizes, got ",
+              dims(a.sizes()), " and ", dims(b.sizes()));
+}
+
 // ---------------------------------------------------------------------------
-// Elementwise kernels: one template per arity, the operation is a functor
+// The operations, one functor each (the kernels are templates over them)
 // ---------------------------------------------------------------------------
 
 struct Add {
@@ -60,170 +69,87 @@ struct Square {
   __device__ float operator()(float x) const { return x * x; }
 };
 
+// d(x^2)/dx = 2x. (2x) g, in the order of PyTorch's own backward of x * x and torch.square,
+// so the gradients agree bit for bit.
+struct SquareBackward {
+  __device__ float operator()(float grad, float x) const { return grad * (2.0f * x); }
+};
+
 // GELU, tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 // Float literals and tanhf keep it in float: with double literals (0.5, 1.0)
-// the whole expression, tanh included, is computed in FP64, which the GUIDE
-// measured at 2.2x slower than F.gelu on an H100. The order of operations
-// follows PyTorch's own kernel (x_cube first), so results agree to an ulp or two.
+// the whole expression, tanh included, is computed in FP64, about 2x slower on
+// an H100 (see the README's pitfalls). The order of operations follows
+// PyTorch's own kernel (x_cube first), so results agree to an ulp or two.
+constexpr float kBeta = 0.7978845608028654f;  // sqrt(2 / pi)
+constexpr float kKappa = 0.044715f;
+
 struct GeluTanh {
   __device__ float operator()(float x) const {
-    constexpr float kBeta = 0.7978845608028654f;  // sqrt(2 / pi)
-    constexpr float kKappa = 0.044715f;
     const float x_cube = x * x * x;
     const float inner = kBeta * (x + kKappa * x_cube);
     return 0.5f * x * (1.0f + tanhf(inner));
   }
 };
 
-// The vector path, taken when every pointer is 16-byte aligned: a thread moves
-// float4s (16 bytes per memory instruction), kUnroll of them per trip, and
-// issues all its loads before it needs any of them. That keeps enough bytes in
-// flight to saturate HBM, as torch.add's own kernel does. In each of the kUnroll
-// steps a block's threads touch consecutive float4s, so accesses are coalesced.
-// The vector loop covers whole chunks only (kUnroll float4s for every thread of
-// a block), so it needs no bounds check between the loads: a check per load
-// lets the compiler interleave load, add, store, one float4 at a time.
-// The scalar loop takes the rest (fewer than 4096 floats), or everything for an
-// unaligned view such as x[1:]. Both are grid-stride loops: any n fits any grid.
-constexpr int kUnroll = 4;
+// The derivative of the GELU above, times grad, in one pass: read grad and x, write one
+// float. With t = tanh(inner):
+//   d/dx [0.5 x (1 + t)] = 0.5 (1 + t) + 0.5 x (1 - t^2) kBeta (1 + 3 kKappa x^2).
+// Written as separate PyTorch operations it would be a dozen kernels, each reading and
+// writing whole tensors. The order follows PyTorch's gelu_backward kernel.
+struct GeluTanhBackward {
+  __device__ float operator()(float grad, float x) const {
+    const float x_sq = x * x;
+    const float x_cube = x_sq * x;
+    const float t = tanhf(kBeta * (x + kKappa * x_cube));
+    const float left = 0.5f * x;
+    const float right = 1.0f + t;
+    const float left_derivative = 0.5f * right;
+    const float tanh_derivative = 1.0f - t * t;
+    const float inner_derivative = kBeta * (1.0f + 3.0f * kKappa * x_sq);
+    const float right_derivative = left * tanh_derivative * inner_derivative;
+    return grad * (left_derivative + right_derivative);
+  }
+};
 
-// Floats in the whole chunks the vector loop covers; the scalar loop starts there.
-__device__ int64_t vector_part(int64_t n) {
-  const int64_t chunk = int64_t{blockDim.x} * kUnroll * 4;
-  return n / chunk * chunk;
-}
-
-template <typename Op>
-__device__ float4 apply(Op op, float4 v) {
-  return make_float4(op(v.x), op(v.y), op(v.z), op(v.w));
-}
-
-template <typename Op>
-__device__ float4 apply(Op op, float4 u, float4 v) {
-  return make_float4(op(u.x, v.x), op(u.y, v.y), op(u.z, v.z), op(u.w, v.w));
-}
-
-template <typename Op>
-__global__ void unary_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n,
-                             bool vectorized, Op op) {
-  const int64_t done = vectorized ? vector_part(n) : 0;
-  const auto* x4 = reinterpret_cast<const float4*>(x);
+// The backward of mean: d mean / d x_i = 1/n, so every element of the gradient is the one
+// incoming gradient times 1/n, a broadcast. The gradient is a 0-dim tensor on the GPU: each
+// thread reads it there (no copy to the CPU, no synchronization). Computed as grad * (1/n),
+// as PyTorch's division by a number does, so the two agree bit for bit. y is our own fresh
+// allocation, 16-byte aligned: float4 stores, then the last n % 4 floats.
+__global__ void __launch_bounds__(kThreads)
+    broadcast_kernel(const float* __restrict__ grad, float inv_n, float* __restrict__ y, int64_t n) {
+  const float value = *grad * inv_n;
   auto* y4 = reinterpret_cast<float4*>(y);
-  const int64_t trip = int64_t{gridDim.x} * blockDim.x * kUnroll;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} * kUnroll + threadIdx.x; i < done / 4;
-       i += trip) {
-    float4 v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = x4[i + u * blockDim.x];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) y4[i + u * blockDim.x] = apply(op, v[u]);
-  }
   const int64_t stride = int64_t{gridDim.x} * blockDim.x;
-  for (int64_t i = done + blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += stride) {
-    y[i] = op(x[i]);
-  }
+  const int64_t first = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  for (int64_t i = first; i < n / 4; i += stride) y4[i] = make_float4(value, value, value, value);
+  for (int64_t i = n / 4 * 4 + first; i < n; i += stride) y[i] = value;
 }
 
-template <typename Op>
-__global__ void binary_kernel(const float* __restrict__ a, const float* __restrict__ b,
-                              float* __restrict__ y, int64_t n, bool vectorized, Op op) {
-  const int64_t done = vectorized ? vector_part(n) : 0;
-  const auto* a4 = reinterpret_cast<const float4*>(a);
-  const auto* b4 = reinterpret_cast<const float4*>(b);
-  auto* y4 = reinterpret_cast<float4*>(y);
-  const int64_t trip = int64_t{gridDim.x} * blockDim.x * kUnroll;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} * kUnroll + threadIdx.x; i < done / 4;
-       i += trip) {
-    float4 u4[kUnroll], v4[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      u4[u] = a4[i + u * blockDim.x];
-      v4[u] = b4[i + u * blockDim.x];
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) y4[i + u * blockDim.x] = apply(op, u4[u], v4[u]);
-  }
-  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
-  for (int64_t i = done + blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += stride) {
-    y[i] = op(a[i], b[i]);
-  }
-}
+// ---------------------------------------------------------------------------
+// Launching
+// ---------------------------------------------------------------------------
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+// Blocks for one trip of the loops over n floats (each block takes kChunk floats per trip),
+// capped at the grid's x limit: the grid-stride loops cover the rest.
+int64_t blocks_for(int64_t n) { return std::min<int64_t>((n + kChunk - 1) / kChunk, INT_MAX); }
 
-// Blocks for one trip of the loops above over n floats, capped at the grid's x
-// limit (the grid-stride loops cover the rest).
-int64_t blocks_for(int64_t n, bool vectorized) {
-  const int64_t per_block = vectorized ? int64_t{kThreads} * kUnroll * 4 : kThreads;
-  return std::min<int64_t>((n + per_block - 1) / per_block, INT_MAX);
-}
-
-template <typename Op>
-at::Tensor launch_unary(const char* name, const at::Tensor& x, Op op) {
-  check_input(name, "x", x);
-  const c10::cuda::CUDAGuard device_guard(x.device());  // launch on x's GPU, not on GPU 0
-  at::Tensor y = at::empty_like(x);
-  const int64_t n = x.numel();
+// y = op(inputs...) elementwise, on the inputs' GPU and PyTorch's current stream.
+template <typename Op, int N>
+at::Tensor launch_elementwise(Op op, const at::Tensor (&inputs)[N]) {
+  const c10::cuda::CUDAGuard device_guard(inputs[0].device());  // inputs on cuda:1? launch there
+  at::Tensor y = at::empty_like(inputs[0]);  // same shape as the input (the notes returned 1-D)
+  const int64_t n = y.numel();
   if (n == 0) return y;  // a grid of zero blocks is an invalid launch, not a no-op
-  const float* in = x.const_data_ptr<float>();
-  float* out = y.mutable_data_ptr<float>();
-  const bool vectorized = aligned16(in) && aligned16(out);
-  unary_kernel<<<blocks_for(n, vectorized), kThreads, 0, at::cuda::getCurrentCUDAStream()>>>(
-      in, out, n, vectorized, op);
+  Operands<N> t{};
+  const void* pointers[N + 1];
+  for (int j = 0; j < N; ++j) pointers[j] = t.x[j] = inputs[j].template const_data_ptr<float>();
+  pointers[N] = t.y = y.mutable_data_ptr<float>();
+  t.n = n;
+  t.split = split(pointers, N + 1, n);
+  elementwise_kernel<<<blocks_for(n), kThreads, 0, at::cuda::getCurrentCUDAStream()>>>(op, t);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return y;
-}
-
-// ---------------------------------------------------------------------------
-// Reduction: block sums with warp shuffles, then a second pass over the partials
-// ---------------------------------------------------------------------------
-
-// Sum over the 32 lanes of a warp: five shuffle steps, no shared memory.
-// Afterwards lane 0 holds the warp's total.
-__device__ float warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-  return v;
-}
-
-// Sum over a block of kThreads threads; the total is valid in thread 0.
-// Every thread must call it (it contains __syncthreads).
-__device__ float block_sum(float v) {
-  __shared__ float warp_totals[kThreads / 32];
-  const int lane = threadIdx.x % 32;
-  const int warp = threadIdx.x / 32;
-  v = warp_sum(v);
-  if (lane == 0) warp_totals[warp] = v;
-  __syncthreads();
-  if (warp == 0) v = warp_sum(lane < kThreads / 32 ? warp_totals[lane] : 0.0f);
-  return v;
-}
-
-// Block b writes (sum of its grid-stride share of x[0..n)) / divisor to out[b].
-// Launched twice by mean(): many blocks over x (divisor 1), then one block over
-// their partial sums (divisor n). No atomics, so the result is the same on
-// every run: the order of the additions is fixed by n and the grid size.
-// Loads as in the elementwise kernels: kUnroll float4s in flight per thread.
-__global__ void __launch_bounds__(kThreads)
-    sum_kernel(const float* __restrict__ x, int64_t n, bool vectorized, double divisor,
-               float* __restrict__ out) {
-  const int64_t done = vectorized ? vector_part(n) : 0;
-  const auto* x4 = reinterpret_cast<const float4*>(x);
-  const int64_t trip = int64_t{gridDim.x} * blockDim.x * kUnroll;
-  float acc = 0.0f;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} * kUnroll + threadIdx.x; i < done / 4;
-       i += trip) {
-    float4 v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = x4[i + u * blockDim.x];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) acc += (v[u].x + v[u].y) + (v[u].z + v[u].w);
-  }
-  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
-  for (int64_t i = done + blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += stride) {
-    acc += x[i];
-  }
-  acc = block_sum(acc);
-  if (threadIdx.x == 0) out[blockIdx.x] = static_cast<float>(acc / divisor);
 }
 
 }  // namespace
@@ -233,29 +159,19 @@ __global__ void __launch_bounds__(kThreads)
 // ---------------------------------------------------------------------------
 
 at::Tensor add(const at::Tensor& a, const at::Tensor& b) {
-  check_input("add", "a", a);
-  check_input("add", "b", b);
-  TORCH_CHECK(a.device() == b.device(), "add: a and b must be on the same device, got ",
-              a.device(), " and ", b.device());
-  TORCH_CHECK(a.sizes() == b.sizes(), "add: a and b must have the same sizes, got ", dims(a.sizes()),
-              " and ", dims(b.sizes()));
-  const c10::cuda::CUDAGuard device_guard(a.device());
-  at::Tensor y = at::empty_like(a);
-  const int64_t n = a.numel();
-  if (n == 0) return y;
-  const float* pa = a.const_data_ptr<float>();
-  const float* pb = b.const_data_ptr<float>();
-  float* out = y.mutable_data_ptr<float>();
-  const bool vectorized = aligned16(pa) && aligned16(pb) && aligned16(out);
-  binary_kernel<<<blocks_for(n, vectorized), kThreads, 0, at::cuda::getCurrentCUDAStream()>>>(
-      pa, pb, out, n, vectorized, Add{});
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return y;
+  check_pair("add", "a", a, "b", b);
+  return launch_elementwise(Add{}, {a, b});
 }
 
-at::Tensor square(const at::Tensor& x) { return launch_unary("square", x, Square{}); }
+at::Tensor square(const at::Tensor& x) {
+  check_input("square", "x", x);
+  return launch_elementwise(Square{}, {x});
+}
 
-at::Tensor gelu(const at::Tensor& x) { return launch_unary("gelu", x, GeluTanh{}); }
+at::Tensor gelu(const at::Tensor& x) {
+  check_input("gelu", "x", x);
+  return launch_elementwise(GeluTanh{}, {x});
+}
 
 at::Tensor mean(const at::Tensor& x) {
   check_input("mean", "x", x);
@@ -269,14 +185,13 @@ at::Tensor mean(const at::Tensor& x) {
   // SMs idle at the end). The runtime knows how many blocks of this kernel fit
   // on an SM, given its registers and shared memory. Fewer blocks for small x.
   int blocks_per_sm = 0;
-  C10_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, sum_kernel, kThreads, 0));
+  C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, sum_kernel, kThreads, 0));
   const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
-  const int64_t blocks =
-      std::min<int64_t>(blocks_for(n, aligned16(in)), int64_t{blocks_per_sm} * sms);
+  const int64_t blocks = std::min<int64_t>(blocks_for(n), int64_t{blocks_per_sm} * sms);
   at::Tensor partials = at::empty({blocks}, x.options());
+  const void* input[] = {in};
   if (blocks > 0) {
-    sum_kernel<<<blocks, kThreads, 0, stream>>>(in, n, aligned16(in), 1.0,
+    sum_kernel<<<blocks, kThreads, 0, stream>>>(in, n, split(input, 1, n), 1.0,
                                                 partials.mutable_data_ptr<float>());
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
@@ -284,10 +199,40 @@ at::Tensor mean(const at::Tensor& x) {
   // Pass 2: one block adds the partial sums and divides by n. For n == 0 that
   // is 0 / 0 = NaN, which is what torch.mean returns for an empty tensor.
   at::Tensor result = at::empty({}, x.options());
-  sum_kernel<<<1, kThreads, 0, stream>>>(partials.const_data_ptr<float>(), blocks, true,
+  const float* partial_sums = partials.const_data_ptr<float>();
+  const void* second[] = {partial_sums};
+  sum_kernel<<<1, kThreads, 0, stream>>>(partial_sums, blocks, split(second, 1, blocks),
                                          static_cast<double>(n), result.mutable_data_ptr<float>());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return result;
+}
+
+// ---------------------------------------------------------------------------
+// The backward kernels' operators
+// ---------------------------------------------------------------------------
+
+at::Tensor square_backward(const at::Tensor& grad, const at::Tensor& x) {
+  check_pair("square_backward", "grad", grad, "x", x);
+  return launch_elementwise(SquareBackward{}, {grad, x});
+}
+
+at::Tensor gelu_backward(const at::Tensor& grad, const at::Tensor& x) {
+  check_pair("gelu_backward", "grad", grad, "x", x);
+  return launch_elementwise(GeluTanhBackward{}, {grad, x});
+}
+
+at::Tensor mean_backward(const at::Tensor& grad, c10::SymIntArrayRef size) {
+  check_input("mean_backward", "grad", grad);
+  TORCH_CHECK(grad.dim() == 0, "mean_backward: grad must be 0-dim (mean's result), got sizes ", dims(grad.sizes()));
+  const c10::cuda::CUDAGuard device_guard(grad.device());
+  at::Tensor y = at::empty_symint(size, grad.options());
+  const int64_t n = y.numel();
+  if (n == 0) return y;
+  TORCH_INTERNAL_ASSERT(misalignment(y.const_data_ptr()) == 0, "a fresh allocation is 16-byte aligned");
+  broadcast_kernel<<<blocks_for(n), kThreads, 0, at::cuda::getCurrentCUDAStream()>>>(
+      grad.const_data_ptr<float>(), 1.0f / static_cast<float>(n), y.mutable_data_ptr<float>(), n);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return y;
 }
 
 }  // namespace cuda_course

@@ -4,7 +4,9 @@
 // TORCH_LIBRARY_IMPL attaches our function to a dispatch key. The operators are
 // then torch.ops.cuda_course.add and so on, known to the dispatcher: callable
 // from Python and C++, traceable by torch.compile (with the fake implementations
-// in cuda_course/__init__.py), testable with torch.library.opcheck.
+// in cuda_course/__init__.py), testable with torch.library.opcheck. The backward
+// kernels are operators too; __init__.py tells autograd to call them
+// (torch.library.register_autograd).
 #include <Python.h>
 #include <torch/library.h>
 
@@ -24,22 +26,26 @@ TORCH_LIBRARY(cuda_course, m) {
   m.def("square(Tensor x) -> Tensor");
   m.def("gelu(Tensor x) -> Tensor");
   m.def("mean(Tensor x) -> Tensor");
-}
-
-TORCH_LIBRARY_IMPL(cuda_course, CUDA, m) {
-  m.impl("add", &cuda_course::add);
-  m.impl("square", &cuda_course::square);
-  m.impl("gelu", &cuda_course::gelu);
-  m.impl("mean", &cuda_course::mean);
+  m.def("square_backward(Tensor grad, Tensor x) -> Tensor");
+  m.def("gelu_backward(Tensor grad, Tensor x) -> Tensor");
+  m.def("mean_backward(Tensor grad, SymInt[] size) -> Tensor");  // SymInt: torch.compile may trace sizes
 }
 
 // CPU tensors reach the same functions, whose first check refuses them with
-// "must be a CUDA tensor". Without this block the dispatcher's own, longer
+// "must be a CUDA tensor". Without the CPU block the dispatcher's own, longer
 // message ("Could not run 'cuda_course::add' with arguments from the 'CPU'
 // backend...") would be the answer.
-TORCH_LIBRARY_IMPL(cuda_course, CPU, m) {
+namespace {
+void register_kernels(torch::Library& m) {
   m.impl("add", &cuda_course::add);
   m.impl("square", &cuda_course::square);
   m.impl("gelu", &cuda_course::gelu);
   m.impl("mean", &cuda_course::mean);
+  m.impl("square_backward", &cuda_course::square_backward);
+  m.impl("gelu_backward", &cuda_course::gelu_backward);
+  m.impl("mean_backward", &cuda_course::mean_backward);
 }
+}  // namespace
+
+TORCH_LIBRARY_IMPL(cuda_course, CUDA, m) { register_kernels(m); }
+TORCH_LIBRARY_IMPL(cuda_course, CPU, m) { register_kernels(m); }

@@ -1,18 +1,27 @@
 """Tests that need no GPU: the built package's registration, its input checks on CPU and meta
-tensors, opcheck on meta tensors, the architecture-list translation, and the no-GPU exit code."""
+tensors, opcheck (autograd included) and backward on meta tensors, the architecture-list
+translation, the flame graph and SUMMARY helpers, and the scripts' exit codes without a GPU."""
 
+import json
+import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
 import torch
 from torch.library import opcheck
 
+import flamegraph
 from arch_list import FALLBACK, torch_arch_list
+from summary import Summary
 
 CHAPTER = Path(__file__).resolve().parents[1]
+DEMOS = CHAPTER / "demos"
 OPS = ["add", "square", "gelu", "mean"]
+SCRIPTS = ["verify.py", "bench.py", "timing_demo.py", "profile_demo.py", "profile_lectures.py",
+           "sanitizer_check.py", "routes.py"]
 
 
 def args_for(op: str, *tensors: torch.Tensor) -> tuple:
@@ -58,9 +67,15 @@ def test_arch_list_command_line():
 # --- The package: registration and input checks ----------------------------------------------------
 
 def test_operators_are_registered(package):
-    for op in OPS:
+    for op in OPS + ["square_backward", "gelu_backward", "mean_backward"]:
         assert hasattr(torch.ops.cuda_course, op)
     assert str(torch.ops.cuda_course.add.default._schema) == "cuda_course::add(Tensor a, Tensor b) -> Tensor"
+    assert "SymInt[] size" in str(torch.ops.cuda_course.mean_backward.default._schema)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_every_operator_has_an_autograd_kernel(package, op):
+    assert torch._C._dispatch_has_kernel_for_dispatch_key(f"cuda_course::{op}", "Autograd")
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -99,12 +114,32 @@ def test_fake_results_have_the_right_shapes(package):
     assert package.mean(x).shape == ()
 
 
+@pytest.mark.parametrize("requires_grad", [False, True], ids=["no_grad", "grad"])
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("shape", [(0,), (1,), (1025,), (3, 7)])
-def test_opcheck_on_meta_tensors(package, op, shape):
-    """Schema, fake implementation and dynamic-shape tracing; the GPU tests add the real kernels."""
-    x = torch.empty(shape, device="meta")
-    opcheck(getattr(torch.ops.cuda_course, op), args_for(op, x, x))
+def test_opcheck_on_meta_tensors(package, op, shape, requires_grad):
+    """Schema, fake implementation and dynamic-shape tracing; with inputs that require grad also the
+    autograd registration and forward + backward through AOTAutograd. The GPU tests add the real kernels."""
+    a, b = (torch.empty(shape, device="meta", requires_grad=requires_grad) for _ in range(2))
+    result = opcheck(getattr(torch.ops.cuda_course, op), args_for(op, a, b))
+    assert set(result.values()) == {"SUCCESS"}
+
+
+@pytest.mark.parametrize("op", ["square_backward", "gelu_backward", "mean_backward"])
+def test_opcheck_backward_kernels_on_meta_tensors(package, op):
+    grad, x = torch.empty(3, 7, device="meta"), torch.empty(3, 7, device="meta")
+    args = (torch.empty((), device="meta"), [3, 7]) if op == "mean_backward" else (grad, x)
+    opcheck(getattr(torch.ops.cuda_course, op), args)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_backward_runs_on_meta_tensors_without_warnings(package, op):
+    """The registered formulas and the backward kernels' fakes: shapes only, no GPU."""
+    a, b = (torch.empty(3, 7, device="meta", requires_grad=True) for _ in range(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "an autograd kernel was not registered" would fail here
+        getattr(package, op)(*args_for(op, a, b)).sum().backward()
+    assert a.grad.shape == (3, 7) and (op != "add" or b.grad.shape == (3, 7))
 
 
 # --- Errata and exit codes -------------------------------------------------------------------------
@@ -121,15 +156,84 @@ def test_lecture_tanh_formula_overflows():
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the behaviour without a GPU")
-@pytest.mark.parametrize("script", ["verify.py", "bench.py", "timing_demo.py", "profile_demo.py",
-                                    "sanitizer_check.py"])
+@pytest.mark.parametrize("script", SCRIPTS)
 def test_scripts_exit_77_without_gpu(script):
-    result = subprocess.run([sys.executable, str(CHAPTER / script)], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, str(DEMOS / script)], capture_output=True, text=True)
     assert result.returncode == 77, result.stderr
     assert "No usable CUDA GPU" in result.stderr
 
 
+@pytest.mark.parametrize("script", SCRIPTS + ["flamegraph.py"])
+def test_scripts_print_usage(script):
+    """--help prints usage and exits 0 at once: nothing is built or run."""
+    result = subprocess.run([sys.executable, str(DEMOS / script), "--help"], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0 and result.stdout.startswith("usage:"), result.stdout + result.stderr
+
+
 def test_bench_refuses_bad_sizes_before_touching_the_gpu():
-    result = subprocess.run([sys.executable, str(CHAPTER / "bench.py"), "--log2n", "40"],
+    result = subprocess.run([sys.executable, str(DEMOS / "bench.py"), "--log2n", "40"],
                             capture_output=True, text=True)
     assert result.returncode == 2 and "must be between 10 and 30" in result.stderr
+
+
+# --- The helpers: SUMMARY line and flame graph ------------------------------------------------------
+
+def test_summary_line(capsys):
+    summary = Summary()
+    summary.exact("exact thing", 0.0)
+    summary.within("close thing", 0.5, 1.0)
+    summary.goal("speed", 97.34, 95, "%")
+    summary.figure("key", 97.3)
+    assert summary.finish("demo") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Max error: 0  (exact thing)"
+    assert lines[-1].startswith("SUMMARY ")
+    assert json.loads(lines[-1][len("SUMMARY "):]) == {
+        "program": "demo", "checks": 2, "failed": 0, "exact": 1,
+        "goals": [{"goal": "speed", "value": 97.3, "at_least": 95, "unit": "%", "met": True}],
+        "figures": {"key": 97.3}}
+
+
+def test_summary_fails_on_nan_and_on_no_checks(capsys):
+    assert Summary().finish("nothing") == 1
+    nan = Summary()
+    nan.exact("nan", float("nan"))
+    assert nan.finish("nan") == 1
+
+
+FOLDED = ["a.py(1):_main;a.py(5):step;torch/functional.py(9):mm 700",
+          "a.py(1):_main;a.py(5):step;ops.py(3):gelu 200",
+          "a.py(1):_main;a.py(8):log 100",
+          "not a stack line"]
+
+
+def test_flamegraph_tree():
+    root = flamegraph.read_folded(FOLDED)
+    assert root.total == 1000
+    tree = flamegraph.text_tree(root, min_share=15)
+    assert [line.split()[0] for line in tree.splitlines()] == ["100.0%", "100.0%", "90.0%", "70.0%", "20.0%"]
+    assert "log" not in tree  # 10% < 15%
+
+
+def test_flamegraph_svg_boxes_are_proportional():
+    drawing = flamegraph.svg(flamegraph.read_folded(FOLDED), "title", width=1000)
+    assert drawing.startswith("<svg") and drawing.count("<rect") == 6
+    assert 'width="700.0"' in drawing and 'width="1000.0"' in drawing
+
+
+def test_flamegraph_command_line(tmp_path):
+    stacks = tmp_path / "stacks.txt"
+    stacks.write_text("\n".join(FOLDED))
+    result = subprocess.run([sys.executable, str(DEMOS / "flamegraph.py"), str(stacks), "--svg",
+                             str(tmp_path / "s.svg")], capture_output=True, text=True)
+    assert result.returncode == 0 and "torch/functional.py(9):mm" in result.stdout
+    assert json.loads(result.stdout.splitlines()[-1][len("SUMMARY "):])["failed"] == 0
+    assert (tmp_path / "s.svg").read_text().startswith("<svg")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the behaviour without a GPU")
+def test_routes_without_gpu_names_the_fix():
+    result = subprocess.run([sys.executable, str(DEMOS / "routes.py"), "--build-only"], capture_output=True,
+                            text=True, env={k: v for k, v in os.environ.items() if k != "TORCH_CUDA_ARCH_LIST"})
+    assert result.returncode == 77 and "TORCH_CUDA_ARCH_LIST=9.0" in result.stderr

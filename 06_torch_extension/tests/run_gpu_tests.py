@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from timing import require_gpu
+CHAPTER = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(CHAPTER / "demos"))
+
+from timing import require_gpu  # noqa: E402
 
 if __name__ == "__main__":
     require_gpu()
-    sys.exit(pytest.main(["-m", "gpu", str(Path(__file__).resolve().parent / "tests"), *sys.argv[1:]]))
+    sys.exit(pytest.main(["-c", str(CHAPTER / "pytest.ini"), "-m", "gpu", str(CHAPTER / "tests"), *sys.argv[1:]]))
