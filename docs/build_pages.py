@@ -1,21 +1,23 @@
 #!/usr/bin/env python3
 """Turns the course's Markdown (written for a code-hosting site) into Doxygen pages.
 
-The chapter READMEs, the root README and the pages in docs/ are plain GitHub-style
-Markdown with relative links: that is how most readers see them. Doxygen needs a
-little more: a stable label per page, links as `@ref label`, diagrams as `\\dotfile`,
-and text in which `@`, `\\`, `%` and unknown `<tags>` are not taken for commands.
+The chapter READMEs and the pages in docs/ are plain GitHub-style Markdown with
+relative links: that is how most readers see them. Doxygen needs a little more: a
+stable label per page and an anchor per section, links as `@ref label`, diagrams drawn
+from their .dot sources, and text in which `@`, `\\`, `%` and unknown `<tags>` are not
+taken for commands.
 This script runs at build time (so chapters that land after configuring are picked
 up), writes one page per source file into OUT/pages/, and writes OUT/pages.doxy,
 which the Doxyfile includes: the page order, the source folders, images and diagrams.
 
-    build_pages.py --repo <repository root> --out <folder in the build tree>
+    build_pages.py --repo <repository root> --out <folder in the build tree> [--dot PATH]
 """
 import argparse
 import html
 import os
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -127,13 +129,13 @@ def docs_page(docs, name):
 class Converter:
     """Rewrites one Markdown file for Doxygen: links, images, escapes."""
 
-    def __init__(self, repo, out, link_map, source_files, page_of):
+    def __init__(self, repo, out, link_map, source_files, page_of, dot=None):
         self.repo = repo
+        self.dot = dot  # Graphviz's dot, to draw diagrams from their .dot sources
         self.out = out
         self.link_map = link_map  # repo-relative path of a .md file -> page label
         self.source_files = source_files  # repo-relative paths Doxygen documents
         self.page_of = page_of  # repo-relative path of a page's own Markdown -> its label
-        self.images = {}  # repo-relative path -> name in OUT/images or OUT/dot
         self._anchors = {}  # repo-relative path -> what anchors() found
         self.used_labels = set(page_of.values()) | set(link_map.values())
         self.current = ""  # the file being converted
@@ -194,12 +196,13 @@ class Converter:
         src = self.repo / path
         flat = path.replace("/", "_")
         dot = src.with_suffix(".dot")
-        if dot.is_file():  # render from the Graphviz source, as the docs build's own diagram
-            name = flat[: -len(src.suffix)] + ".dot"
-            shutil.copyfile(dot, self.out / "dot" / name)
-            caption = alt.replace('"', "'")
-            return '\n\\dotfile %s "%s"\n' % (name, caption) if caption else "\n\\dotfile %s\n" % name
-        shutil.copyfile(src, self.out / "images" / flat)
+        if src.suffix == ".svg" and dot.is_file() and self.dot:
+            # Drawn from the Graphviz source at build time, so the site shows the current .dot.
+            # An image, not \dotfile: Doxygen puts a \dotfile in a fixed-size iframe that
+            # cuts a wide diagram off, while an image scales to the page (course.css).
+            subprocess.run([self.dot, "-Tsvg", "-o", str(self.out / "images" / flat), str(dot)], check=True)
+        else:
+            shutil.copyfile(src, self.out / "images" / flat)
         return "![%s](%s)" % (alt, flat)
 
     # --- text -------------------------------------------------------------
@@ -568,9 +571,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", required=True, type=Path)
     parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--dot", default=shutil.which("dot"),
+                        help="Graphviz's dot (default: the one on PATH); without it a diagram's .svg is copied")
     args = parser.parse_args()
     repo, out = args.repo.resolve(), args.out.resolve()
-    for sub in ("pages", "images", "dot"):
+    for sub in ("pages", "images"):
         shutil.rmtree(out / sub, ignore_errors=True)
         (out / sub).mkdir(parents=True)
 
@@ -587,7 +592,7 @@ def main():
     folders = [d for d in [repo / "common" / "include" / "tutorial"] + [repo / f for f in chapter_folders(repo)]
                if d.is_dir()]
     sources = {os.path.relpath(s, repo) for d in folders for pat in SOURCE_PATTERNS for s in d.rglob(pat)}
-    conv = Converter(repo, out, link_map, sources, page_of)
+    conv = Converter(repo, out, link_map, sources, page_of, args.dot)
     parent_of = {child.label: p for p in sequence for child in p.children}
 
     written = []
@@ -616,7 +621,6 @@ def main():
         f.write("INPUT = %s\n" % " \\\n        ".join('"%s"' % p for p in written + folders))
         f.write('USE_MDFILE_AS_MAINPAGE = "%s"\n' % written[0])
         f.write('IMAGE_PATH = "%s"\n' % (out / "images"))
-        f.write('DOTFILE_DIRS = "%s"\n' % (out / "dot"))
         f.write('STRIP_FROM_PATH = "%s" "%s"\n' % (out / "pages", repo))
     print("build_pages.py: %d pages (%d chapters), %d source files"
           % (len(written), sum(p.label.startswith("chapter") for p in sequence), len(sources)))
