@@ -70,7 +70,7 @@ def main():
             number = re.search(r"\d\d", page.name).group(0)
             if number not in re.sub(r"<[^>]+>", " ", text):
                 problems.append("chapter %s is not named on the landing page (%s)" % (number, words))
-    for needed in ("Course map", "Environment"):
+    for needed in ("Course map", "Environment", "Glossary"):
         if needed not in text:
             problems.append("the landing page does not show '%s'" % needed)
     # Doxygen's navigation tree is built by JavaScript: its entries prove the scripts ran.

@@ -5,13 +5,15 @@
 
 Reads every .html file, collects href, src and data attributes, and checks that each
 one that points into the site names a file that exists and, for #anchor, an element
-with that id or name in it. External links (http:, mailto:, ...) are not fetched.
+with that id or name in it; and that no page shows <tt> or <code> tags as text (what
+Doxygen 1.9.4 does with code in a section title). External links are not fetched.
 With --repo, also checks that each chapter folder NN_name/ with a README.md has its
 page (chapterNN.html) and that the page is not the placeholder, and that the relative
 links of the Markdown files a code host shows (READMEs, docs/*.md) name existing files. Exit 0 if all is well,
 1 with a list of what is broken.
 """
 import argparse
+import html
 import re
 import sys
 from html.parser import HTMLParser
@@ -68,6 +70,13 @@ def check_site(html_dir):
                 if unquote(parts.fragment) not in parse(target, cache).anchors:
                     broken.append("%s: %s=\"%s\": no anchor '%s' in %s"
                                   % (where, attr, value, parts.fragment, target.name))
+    for page in pages:  # markup that Doxygen printed as text instead of rendering (not in listings)
+        if page.name.endswith("_source.html"):
+            continue
+        text = page.read_text(encoding="utf-8", errors="replace")
+        for tag in ("&lt;tt&gt;", "&lt;code&gt;"):
+            if tag in text:
+                broken.append("%s: shows %s as text" % (page.relative_to(html_dir), html.unescape(tag)))
     return pages, checked, broken
 
 
