@@ -113,8 +113,8 @@ struct GeluTanhBackward {
 
 // The backward of mean: d mean / d x_i = 1/n, so every element of the gradient is the one
 // incoming gradient times 1/n, a broadcast. The gradient is a 0-dim tensor on the GPU: each
-// thread reads it there (no copy to the CPU, no synchronization). Computed as grad * (1/n),
-// as PyTorch's division by a number does, so the two agree bit for bit. y is our own fresh
+// thread reads it there (no copy to the CPU, no synchronization). Computed as grad * (1/n) with
+// 1/n rounded from double, as PyTorch's division by a number does, so the two agree bit for bit. y is our own fresh
 // allocation, 16-byte aligned: float4 stores, then the last n % 4 floats.
 __global__ void __launch_bounds__(kThreads)
     broadcast_kernel(const float* __restrict__ grad, float inv_n, float* __restrict__ y, int64_t n) {
@@ -130,9 +130,11 @@ __global__ void __launch_bounds__(kThreads)
 // Launching
 // ---------------------------------------------------------------------------
 
-// Blocks for one trip of the loops over n floats (each block takes kChunk floats per trip),
-// capped at the grid's x limit: the grid-stride loops cover the rest.
-int64_t blocks_for(int64_t n) { return std::min<int64_t>((n + kChunk - 1) / kChunk, INT_MAX); }
+// Blocks for one trip of a kernel's loop over n floats, each block taking per_block floats per
+// trip, capped at the grid's x limit: the grid-stride loops cover the rest.
+int64_t blocks_for(int64_t n, int64_t per_block = kChunk) {
+  return std::min<int64_t>((n + per_block - 1) / per_block, INT_MAX);
+}
 
 // y = op(inputs...) elementwise, on the inputs' GPU and PyTorch's current stream.
 template <typename Op, int N>
@@ -147,7 +149,12 @@ at::Tensor launch_elementwise(Op op, const at::Tensor (&inputs)[N]) {
   pointers[N] = t.y = y.mutable_data_ptr<float>();
   t.n = n;
   t.split = split(pointers, N + 1, n);
-  elementwise_kernel<<<blocks_for(n), kThreads, 0, at::cuda::getCurrentCUDAStream()>>>(op, t);
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  if (t.split.aligned_alike) {
+    vector_kernel<<<blocks_for(n), kThreads, 0, stream>>>(op, t);
+  } else {
+    scalar_kernel<<<blocks_for(n, int64_t{kThreads} * kScalarUnroll), kThreads, 0, stream>>>(op, t);
+  }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return y;
 }
@@ -230,7 +237,7 @@ at::Tensor mean_backward(const at::Tensor& grad, c10::SymIntArrayRef size) {
   if (n == 0) return y;
   TORCH_INTERNAL_ASSERT(misalignment(y.const_data_ptr()) == 0, "a fresh allocation is 16-byte aligned");
   broadcast_kernel<<<blocks_for(n), kThreads, 0, at::cuda::getCurrentCUDAStream()>>>(
-      grad.const_data_ptr<float>(), 1.0f / static_cast<float>(n), y.mutable_data_ptr<float>(), n);
+      grad.const_data_ptr<float>(), static_cast<float>(1.0 / static_cast<double>(n)), y.mutable_data_ptr<float>(), n);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return y;
 }

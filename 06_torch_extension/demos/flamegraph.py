@@ -45,13 +45,16 @@ def read_folded(lines) -> Node:
     return root
 
 
-def text_tree(root: Node, min_share: float = 1.0, unit: str = "us") -> str:
-    """One line per frame with at least min_share percent of the total, callees indented."""
-    lines = []
+def text_tree(root: Node, min_share: float = 1.0) -> str:
+    """One line per frame with at least min_share percent of the total, callees indented: the frame's
+    share of the total, including its callees, and its self share (time spent in the frame itself,
+    e.g. in an operator it called directly from that line)."""
+    lines = ["total   self  frame"]
 
     def walk(node: Node, depth: int) -> None:
         share = 100 * node.total / root.total
-        lines.append(f"{share:5.1f}%  {node.total:10.0f} {unit}  {'  ' * depth}{node.name}")
+        self_share = 100 * (node.total - sum(c.total for c in node.children.values())) / root.total
+        lines.append(f"{share:5.1f}% {self_share:5.1f}%  {'  ' * depth}{node.name}")
         for child in sorted(node.children.values(), key=lambda c: -c.total):
             if 100 * child.total / root.total >= min_share:
                 walk(child, depth + 1)

@@ -20,7 +20,7 @@ from summary import Summary
 from timing import benchmark, describe_gpu, markdown_table, require_gpu
 
 CALLS = 100
-SMALL = 2**20  # part 2: a kernel of a few microseconds, about as long as a launch takes on the CPU
+STEP_N = 2**23  # part 2: a GELU of some 20 us, a little longer than a launch takes on the CPU
 
 
 def loop_ms(step) -> float:
@@ -92,7 +92,7 @@ def main() -> int:
     summary.expect("the timed GELU is right (checks.gelu_check)", checks.gelu_check(y, x)[1])
 
     # Part 2. Each step launches one short GELU; some steps also look at the result on the CPU.
-    small = torch.randn(SMALL, device="cuda")
+    small = torch.randn(STEP_N, device="cuda")
     sink = io.StringIO()  # print(tensor) formats the values; the text itself is not needed here
     steps = {
         "nothing else (the CPU runs ahead, queueing)": lambda: cuda_course.gelu(small),
@@ -101,8 +101,8 @@ def main() -> int:
     }
     per_step_us = {name: 1e3 * loop_ms(step) / CALLS for name, step in steps.items()}
     flagged = {name: flagged_by_sync_debug_mode(step) for name, step in steps.items()}
-    print(f"\nImplicit synchronization: {CALLS} steps, each a GELU on 2^{SMALL.bit_length() - 1} floats "
-          f"({1e3 * benchmark(steps[next(iter(steps))]):.1f} us on the GPU), then a synchronize\n")
+    print(f"\nImplicit synchronization: {CALLS} steps, each a GELU on 2^{STEP_N.bit_length() - 1} floats "
+          f"({1e3 * benchmark(steps[next(iter(steps))]):.1f} us each, CUDA events), then a synchronize\n")
     print(markdown_table(
         ["each step also does", "us per step", "set_sync_debug_mode('warn') says it synchronizes"],
         [[name, f"{us:.1f}", "yes" if flagged[name] else "no"] for name, us in per_step_us.items()]))
@@ -113,6 +113,28 @@ def main() -> int:
     summary.expect(".item() and print(tensor) are reported as synchronizing, the plain launch is not",
                    flagged[names[1]] and flagged[names[2]] and not flagged[names[0]])
 
+    # Part 3. What one call costs the CPU: CALLS launches on a tiny tensor, queued, timed on the CPU.
+    tiny = torch.randn(1024, device="cuda")
+    calls = {
+        "F.gelu (PyTorch's operator, C++ all the way)": lambda: checks.PYTORCH["gelu"](tiny),
+        "cuda_course.gelu (its backward registered in Python)": lambda: cuda_course.gelu(tiny),
+        "cuda_course.gelu under torch.inference_mode()": lambda: cuda_course.gelu(tiny),
+    }
+    cost_us = {}
+    for name, call in calls.items():
+        with torch.inference_mode(name.endswith("inference_mode()")):
+            for _ in range(10):
+                call()
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            for _ in range(CALLS):
+                call()
+            cost_us[name] = (time.perf_counter() - start) / CALLS * 1e6
+            torch.cuda.synchronize()
+    print(f"\nWhat one call costs the CPU ({CALLS} calls on 1024 floats, queued without waiting)\n")
+    print(markdown_table(["call", "us per call"], [[name, f"{us:.1f}"] for name, us in cost_us.items()]))
+    costs = list(cost_us.values())
+
     summary.figure("first_call_ms", round(first_ms, 3))
     summary.figure("queued_ms", round(queued_ms, 3))
     summary.figure("events_ms", round(events_ms, 3))
@@ -120,6 +142,9 @@ def main() -> int:
     summary.figure("item_step_us", round(per_step_us[names[1]], 1))
     summary.figure("print_step_us", round(per_step_us[names[2]], 1))
     summary.figure("item_slowdown", round(per_step_us[names[1]] / per_step_us[names[0]], 1))
+    summary.figure("call_us_builtin", round(costs[0], 1))
+    summary.figure("call_us_ours", round(costs[1], 1))
+    summary.figure("call_us_ours_inference", round(costs[2], 1))
     return summary.finish("06_torch_extension_timing")
 
 
