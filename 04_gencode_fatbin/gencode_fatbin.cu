@@ -43,6 +43,14 @@ std::string environment(const char* name) {
   return value ? value : "";
 }
 
+// CUDA_MODULE_LOADING left unset. Lazy loading came with CUDA 11.7, off by default, and
+// is a feature of the runtime linked into this program as much as of the driver.
+#if CUDART_VERSION >= 12020
+constexpr const char* kModuleLoadingDefault = "LAZY, the default since CUDA 12.2";
+#else
+constexpr const char* kModuleLoadingDefault = "EAGER, the default of CUDA runtimes before 12.2";
+#endif
+
 // Milliseconds of wall-clock time that \p work takes on the CPU. Loading a
 // module is CPU work inside the driver, so CUDA events cannot time it.
 template <typename Work>
@@ -95,8 +103,10 @@ int main(int argc, char** argv) {
     std::printf("  embeds: whatever nvcc chose for that list (ask cuobjdump --list-elf --list-ptx)\n");
   }
   const std::string loading = environment("CUDA_MODULE_LOADING");
-  std::printf("  CUDA_MODULE_LOADING: %s\n", loading.empty() ? "not set (LAZY, the default since CUDA 12.2)"
-                                                             : loading.c_str());
+  if (loading.empty())
+    std::printf("  CUDA_MODULE_LOADING: not set (%s)\n", kModuleLoadingDefault);
+  else
+    std::printf("  CUDA_MODULE_LOADING: %s\n", loading.c_str());
   const bool force_ptx_jit = environment("CUDA_FORCE_PTX_JIT") == "1";
   if (force_ptx_jit) {
     std::printf("  CUDA_FORCE_PTX_JIT=1: the driver ignores all machine code and JIT-compiles PTX.\n");

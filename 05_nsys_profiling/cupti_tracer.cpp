@@ -22,8 +22,10 @@ namespace {
 // headers), so every field read below sits at the same offset in all of them.
 #if CUPTI_API_VERSION >= 130000  // CUDA 13.x: the API version became 130000 + update
 using KernelRecord = CUpti_ActivityKernel10;
-#else  // CUDA 12.x
+#elif CUDART_VERSION >= 12000  // CUDA 12.x
 using KernelRecord = CUpti_ActivityKernel9;
+#else  // CUDA 11.8
+using KernelRecord = CUpti_ActivityKernel8;
 #endif
 #if CUPTI_API_VERSION >= 26  // CUDA 12.8 and later
 using MemcpyRecord = CUpti_ActivityMemcpy6;

@@ -240,7 +240,7 @@ int main(int argc, char** argv) {
     const char* phase;  // also its NVTX range (ncu_add.sh filters on "add many blocks")
     int blocks, threads;
     tutorial::TimingPlan plan;
-    ThreeClocks clocks;
+    ThreeClocks clocks{};  // {}: else g++ 11 warns where the list below leaves it out
     uint64_t from_ns = 0, to_ns = 0;  // the phase on the tracer's clock: its kernels started in it
   };
   std::vector<Config> configs = {

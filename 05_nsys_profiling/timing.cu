@@ -153,7 +153,8 @@ double graphed(ShortAdd& work, int batch) {
   work.adds = before;
   CUDA_CHECK(cudaStreamEndCapture(work.stream, &graph));
   cudaGraphExec_t exec = nullptr;
-  CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  // WithFlags: the one spelling CUDA 11.4 to 13 share (CUDA 12 changed cudaGraphInstantiate).
+  CUDA_CHECK(cudaGraphInstantiateWithFlags(&exec, graph, 0));
 
   tutorial::EventTimer timer;
   std::vector<double> samples;

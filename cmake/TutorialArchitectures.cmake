@@ -50,6 +50,45 @@ function(_tutorial_supported_architectures nvcc out_var version_var)
   set(${out_var} "${supported}" PARENT_SCOPE)
 endfunction()
 
+# Stops with one line when this nvcc would build with parts of another toolkit.
+# 1. nvcc runs ptxas, fatbinary and nvlink from the PATH its nvcc.profile sets. NVIDIA's
+#    toolkits put their own bin/ first; Debian's package keeps those tools in /usr/bin, so a
+#    toolkit earlier on PATH (/usr/local/cuda/bin) would lend nvcc 11.8 its ptxas.
+# 2. Debian's headers are in /usr/include, which the host compiler searches after
+#    /usr/local/include: another CUDA's headers there would replace the toolkit's own.
+function(_tutorial_check_toolkit nvcc version)
+  if(version AND version VERSION_LESS 11.8)
+    message(FATAL_ERROR " nvcc ${version} (${nvcc}) is older than the course supports: "
+                        "it needs CUDA 11.8 to 13.x.")
+  endif()
+  execute_process(COMMAND "${nvcc}" -dryrun -x cu -c /dev/null OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(out MATCHES "#\\$ PATH=([^\r\n]*)")
+    string(REPLACE ":" ";" dirs "${CMAKE_MATCH_1}")
+    find_program(ptxas NAMES ptxas PATHS ${dirs} NO_DEFAULT_PATH NO_CACHE)
+    if(ptxas)
+      execute_process(COMMAND "${ptxas}" --version OUTPUT_VARIABLE ptxas_text ERROR_QUIET)
+      if(ptxas_text MATCHES "release ([0-9]+\\.[0-9]+)" AND NOT CMAKE_MATCH_1 VERSION_EQUAL version)
+        message(FATAL_ERROR " nvcc ${version} would run ${ptxas}, which is CUDA ${CMAKE_MATCH_1}'s: put "
+                            "the folder with nvcc ${version}'s ptxas first on PATH (Debian: /usr/bin).")
+      endif()
+    endif()
+  endif()
+  get_filename_component(bin "${nvcc}" DIRECTORY)
+  get_filename_component(include "${bin}/../include" REALPATH)
+  set(other /usr/local/include/cuda_runtime_api.h)
+  if(include STREQUAL "/usr/include" AND EXISTS "${other}")
+    file(STRINGS "${other}" line REGEX "^#define CUDART_VERSION +[0-9]+")
+    string(REGEX MATCH "[0-9]+$" other_version "${line}")
+    string(REGEX MATCH "^([0-9]+)\\.([0-9]+)" _ "${version}")
+    math(EXPR own_version "${CMAKE_MATCH_1} * 1000 + ${CMAKE_MATCH_2} * 10")
+    if(other_version AND NOT other_version EQUAL own_version)
+      message(FATAL_ERROR " ${other} (CUDART_VERSION ${other_version}) hides nvcc ${version}'s headers "
+                          "in /usr/include: the compiler searches /usr/local/include first. Build where "
+                          "it holds no other CUDA (docs/environment.md, 'A second toolkit').")
+    endif()
+  endif()
+endfunction()
+
 # Describes a CMake architecture list in words: which machine code, which PTX.
 function(tutorial_describe_architectures archs out_var)
   set(sass "")
@@ -75,6 +114,23 @@ function(tutorial_describe_architectures archs out_var)
   set(${out_var} "machine code: ${sass}; PTX: ${ptx}" PARENT_SCOPE)
 endfunction()
 
+# tutorial_architectures_at_least(<cc> <out_var>): CMAKE_CUDA_ARCHITECTURES without the
+# entries older than compute capability <cc>, for a program whose code needs newer GPUs (bf16
+# tensor cores need 80). If nothing is left, PTX for <cc> alone: the program still builds, and
+# on an older GPU it says that it holds no code for it.
+function(tutorial_architectures_at_least min out_var)
+  set(kept "")
+  foreach(arch IN LISTS CMAKE_CUDA_ARCHITECTURES)
+    if(NOT arch MATCHES "^([0-9]+)[af]?(-real|-virtual)?$" OR NOT CMAKE_MATCH_1 LESS min)
+      list(APPEND kept "${arch}")
+    endif()
+  endforeach()
+  if(NOT kept)
+    set(kept "${min}-virtual")
+  endif()
+  set(${out_var} "${kept}" PARENT_SCOPE)
+endfunction()
+
 # A value this file chose on an earlier configure is still "the default", not the user's.
 if(DEFINED TUTORIAL_DEFAULTED_CUDA_ARCHITECTURES
    AND "${CMAKE_CUDA_ARCHITECTURES}" STREQUAL "${TUTORIAL_DEFAULTED_CUDA_ARCHITECTURES}")
@@ -86,6 +142,7 @@ endif()
 
 _tutorial_find_nvcc(_tutorial_nvcc)
 _tutorial_supported_architectures("${_tutorial_nvcc}" _tutorial_supported _tutorial_cuda_version)
+_tutorial_check_toolkit("${_tutorial_nvcc}" "${_tutorial_cuda_version}")
 string(REPLACE ";" ", " _tutorial_supported_text "${_tutorial_supported}")
 
 if(DEFINED CMAKE_CUDA_ARCHITECTURES)
