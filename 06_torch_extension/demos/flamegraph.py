@@ -45,6 +45,41 @@ def read_folded(lines) -> Node:
     return root
 
 
+def _frame(text: str, limit: int = 80) -> str:
+    """A frame as one word of the folded format (no spaces or semicolons), cut to a readable length."""
+    text = text.translate(str.maketrans(" ;\t\n", "____"))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _backward_function(event):
+    """The autograd node (e.g. MmBackward0) an event ran under, or None for forward work."""
+    while event is not None:
+        if event.scope == 1:  # RecordScope::BACKWARD_FUNCTION
+            return event
+        event = event.cpu_parent
+    return None
+
+
+def folded_from_profile(prof) -> list[str]:
+    """One folded line per GPU kernel of a torch.profiler profile taken with with_stack=True: the Python
+    stack of the operator that launched it, the operator, the kernel, and the kernel's time in us.
+
+    Backward work runs in autograd's engine, not under a Python line; the profiler gives it the stack
+    of the forward operator it differentiates, and the line here names the autograd node as well.
+    Each kernel is counted once, under the one event the profiler attached it to; export_stacks, which
+    writes every event's own ("self") time, can count a kernel several times under the same stack."""
+    prof.key_averages()  # builds the event tree, which gives backward events their forward stacks
+    lines = []
+    for event in prof.events():
+        for kernel in event.kernels:
+            frames = [_frame(f) for f in reversed(event.stack)] or ["(no_Python_stack)"]
+            node = _backward_function(event)
+            if node is not None:
+                frames.append(_frame(f"backward:{node.name.split(': ')[-1]}"))
+            lines.append(";".join(frames + [_frame(event.name), _frame(kernel.name)]) + f" {kernel.duration:.0f}")
+    return lines
+
+
 def text_tree(root: Node, min_share: float = 1.0) -> str:
     """One line per frame with at least min_share percent of the total, callees indented: the frame's
     share of the total, including its callees, and its self share (time spent in the frame itself,

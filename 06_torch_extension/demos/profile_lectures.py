@@ -21,9 +21,10 @@ from timing import describe_gpu, markdown_table, require_gpu
 MATMUL_DIMS = [128, 1024, 4096]
 
 
-def profile(description: str, run, out_dir: Path, num_warmups: int = 1, with_stack: bool = False) -> str:
-    """CS336's profile(): warm up, profile one run, return the table. with_stack=True also records the
-    Python stack of every operator call and writes them to stacks_<description>.txt (folded format)."""
+def profile(description: str, run, out_dir: Path, num_warmups: int = 1, with_stack: bool = False):
+    """CS336's profile(): warm up, profile one run, return the table (and, here, the profile itself).
+    with_stack=True also records the Python stack of every operator call and writes them to
+    stacks_<description>.txt in the folded format of flame graph tools."""
     for _ in range(num_warmups):
         run()
     torch.cuda.synchronize()  # the warm-up must be done before the profile starts
@@ -36,7 +37,7 @@ def profile(description: str, run, out_dir: Path, num_warmups: int = 1, with_sta
     if with_stack:
         prof.export_stacks(str(out_dir / f"stacks_{description}.txt"), "self_cuda_time_total")
     # "device_time_total" is the lecture's "cuda_time_total" under its current name.
-    return prof.key_averages().table(sort_by="device_time_total", max_name_column_width=80, row_limit=10)
+    return prof.key_averages().table(sort_by="device_time_total", max_name_column_width=80, row_limit=10), prof
 
 
 def kernel_names(run) -> list[str]:
@@ -93,17 +94,26 @@ def main() -> int:
         loss = cuda_course.mean(cuda_course.square(mlp_forward()))
         loss.backward()
 
-    print(profile("mlp", mlp_step, args.out_dir, with_stack=True))
-    stacks = args.out_dir / "stacks_mlp.txt"
-    lines = stacks.read_text().splitlines()
-    root = flamegraph.read_folded(lines)
-    print(f"{stacks.name}: {len(lines)} stacks; the first one:\n  {lines[0][:160] if lines else '(none)'}")
-    print("\nWhere the GPU time goes, by Python stack (share of all the exported time, with callees, and "
-          "the frame's own share;\nframes of at least 1%):\n")
+    table, prof = profile("mlp", mlp_step, args.out_dir, with_stack=True)
+    print(table)
+    exported = flamegraph.read_folded((args.out_dir / "stacks_mlp.txt").read_text().splitlines())
+    kernels = flamegraph.folded_from_profile(prof)
+    root = flamegraph.read_folded(kernels)
+    (args.out_dir / "stacks_mlp_kernels.txt").write_text("\n".join(kernels) + "\n")
+    kernel_us = sum(e.self_device_time_total for e in prof.key_averages()
+                    if e.device_type == torch.autograd.DeviceType.CUDA)
+    print(f"export_stacks (stacks_mlp.txt) adds up to {exported.total:.0f} us of GPU time, the kernels took "
+          f"{kernel_us:.0f} us: it counts a kernel under every event of the same stack that carries its time.")
+    print(f"flamegraph.folded_from_profile counts each kernel once (stacks_mlp_kernels.txt, {root.total:.0f} us).")
+    print("\nWhere the GPU time goes, by Python stack, then operator, then kernel: each frame's share of the "
+          "step's GPU time\nwith everything it called, and its own share (frames of at least 1%):\n")
     print(flamegraph.text_tree(root, min_share=1.0))
     (args.out_dir / "stacks_mlp.svg").write_text(flamegraph.svg(root, "one MLP training step: GPU time by Python stack"))
     print(f"\nFlame graph: {args.out_dir / 'stacks_mlp.svg'} (open it in a browser)")
-    summary.expect("export_stacks wrote stacks with GPU time", root.total > 0)
+    summary.figure("export_stacks_us", round(exported.total))
+    summary.figure("kernels_us", round(kernel_us))
+    summary.expect("export_stacks wrote stacks with GPU time", exported.total > 0)
+    summary.expect("the kernels' stacks add up to the kernels' time (within 2%)", abs(root.total - kernel_us) <= 0.02 * kernel_us)
 
     # --- CS336: the kernel cuBLAS picks depends on the size ---
     print("\n## CS336 lecture 6: matmul(dim) for a few sizes (float32): each size, its own kernel\n")
@@ -111,7 +121,7 @@ def main() -> int:
     for dim in MATMUL_DIMS:
         a, b = torch.randn(dim, dim, device="cuda"), torch.randn(dim, dim, device="cuda")
         print(f"### matmul(dim={dim})")
-        print(profile(f"matmul_{dim}", lambda: a @ b, args.out_dir))
+        print(profile(f"matmul_{dim}", lambda: a @ b, args.out_dir)[0])
         names[dim] = kernel_names(lambda: a @ b)
     print(markdown_table(["dim", "kernel(s) launched by a @ b"], [[str(d), ", ".join(k)] for d, k in names.items()]))
     distinct = len({tuple(k) for k in names.values()})
