@@ -77,8 +77,11 @@ pack() {
              sed 's/.*"\(.*\)".*/\1/'))"
     echo "host compiler: $(grep -m1 '^CMAKE_CUDA_HOST_COMPILER:' "$build/CMakeCache.txt" | cut -d= -f2)"
     echo "architectures: $(grep -m1 '^CMAKE_CUDA_ARCHITECTURES:' "$build/CMakeCache.txt" | cut -d= -f2)"
-    echo "built at commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-    echo "built on: $(date -u '+%Y-%m-%d %H:%M UTC')"
+    local commit
+    commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+    [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ] && commit="$commit (with uncommitted changes)"
+    echo "built at commit: $commit"
+    echo "built on: $(date -u -r "$(ls -t "$build"/bin/* | head -n 1)" '+%Y-%m-%d %H:%M UTC')"
   } >"$staging/build-info.txt"
   cp "$staging/not-carried" "$staging/build-info.txt" "$build/" 2>/dev/null
   tar -czf "$build/gpu-carry.tar.gz" -C "$build" -T "$staging/programs" -T "$staging/ctest-files" \
