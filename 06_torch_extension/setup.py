@@ -1,6 +1,6 @@
 """Build route 3: the installable package cuda_course, with its operators registered by TORCH_LIBRARY.
 
-    python3 -m pip install "setuptools>=70.1" ninja                   # build requirements, first
+    python3 -m pip install "setuptools>=70.1,<82" ninja              # build requirements, first
     TORCH_CUDA_ARCH_LIST=9.0 python3 -m pip install --no-build-isolation ./06_torch_extension
     python3 setup.py build --build-lib <dir>             # what CMake does: into <dir>, in place
 
@@ -37,7 +37,7 @@ def has_wheel() -> bool:
 setuptools_version = tuple(int(p) for p in setuptools.__version__.split(".")[:2] if p.isdigit())
 require(setuptools_version >= (70, 1) or has_wheel(),
         f"setuptools {setuptools.__version__} cannot build a wheel without the `wheel` package: "
-        'run python3 -m pip install "setuptools>=70.1" ninja, then install again')
+        'run python3 -m pip install "setuptools>=70.1,<82" ninja, then install again')
 try:
     from torch.utils.cpp_extension import BuildExtension, CUDAExtension
 except ImportError as error:
