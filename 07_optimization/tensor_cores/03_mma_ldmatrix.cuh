@@ -8,8 +8,9 @@
 //    ldmatrix reads at one column would all sit in the same 4 banks (8-way conflict). So chunk c
 //    (16 bytes) of row r is stored at chunk c XOR (r % 8): the 8 rows land in 8 different chunks,
 //    no conflict, no padding. (TMA's 128-byte swizzle in step 4 is this same pattern.)
-//  - Bigger tiles, deeper pipeline: 128 x 256 x 64 per block (8 warps of 64 x 64), 3 stages of
-//    cp.async in flight, one __syncthreads() per k-step, blocks in L2-friendly groups.
+//  - Bigger tiles, deeper pipeline: 128 x 256 x 64 per block (8 warps of 64 x 64), 4 stages of
+//    cp.async in flight, one __syncthreads() per k-step, blocks in L2-friendly groups; each
+//    warp loads the next 16-deep k-step's fragments while it multiplies this one's.
 // Prediction: ~70% of cuBLAS BF16 (the goal). Per warp and 16-deep k-step: 8 ldmatrix feed
 // 32 mma (step 2's WMMA: 6 loads for 16), and 64 x 64 x 64 work per warp between barriers. What
 // it cannot do is Hopper's own path: mma.sync issues from each warp separately and keeps all
@@ -23,7 +24,7 @@ namespace tc {
 struct MmaTiles {
   static constexpr int BM = 128, BN = 256, BK = 64;  // block tile; BK * 2 bytes = one 128-byte row
   static constexpr int WM = 64, WN = 64;             // warp tile: 4 x 8 mma tiles of 16 x 8
-  static constexpr int kStages = 3;
+  static constexpr int kStages = 4;
   static constexpr int kWarps = (BM / WM) * (BN / WN), kThreads = 32 * kWarps;
   static constexpr int kStageElements = (BM + BN) * BK;
   static constexpr size_t kSharedBytes = size_t(kStages) * kStageElements * sizeof(bf16);
@@ -48,6 +49,25 @@ __device__ inline void mma_16816(float (&d)[4], const uint32_t (&a)[4], const ui
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+/// One warp's operands for a 16-deep k-step: 4 tiles of A (16 x 16) and 8 of B (16 x 8).
+template <typename T>
+struct Fragments {
+  uint32_t a[T::WM / 16][4], b[T::WN / 8][2];
+  /// Loads k-step \p k (chunks 2k and 2k+1 of each row) of the warp's rows of As and Bs.
+  __device__ void load(const bf16* As, const bf16* Bs, int wm, int wn, int k) {
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int i = 0; i < T::WM / 16; ++i)  // matrices: rows 0-7 | 8-15, times chunk 2k | 2k+1
+      ldmatrix_x4(a[i], As + swizzled(wm + 16 * i + lane % 16, 2 * k + lane / 16));
+#pragma unroll
+    for (int j = 0; j < T::WN / 16; ++j) {  // matrices: (n 0-7 | 8-15) x (chunk 2k | 2k+1)
+      uint32_t r[4];
+      ldmatrix_x4(r, Bs + swizzled(wn + 16 * j + lane % 8 + lane / 16 * 8, 2 * k + lane / 8 % 2));
+      b[2 * j][0] = r[0], b[2 * j][1] = r[1], b[2 * j + 1][0] = r[2], b[2 * j + 1][1] = r[3];
+    }
+  }
+};
+
 __global__ void __launch_bounds__(MmaTiles::kThreads, 1) tc_mma_ldmatrix(Gemm g) {
   using T = MmaTiles;
   extern __shared__ __align__(128) unsigned char shared_bytes[];
@@ -71,6 +91,7 @@ __global__ void __launch_bounds__(MmaTiles::kThreads, 1) tc_mma_ldmatrix(Gemm g)
     if (s < tiles) load(s, s * T::BK);
     cp_async_commit();
   }
+  Fragments<T> frags[2];  // k-steps alternate: load the next one while multiplying this one
   for (int t = 0; t < tiles; ++t) {
     cp_async_wait<T::kStages - 2>();  // tile t has landed (this thread's copies) ...
     __syncthreads();  // ... everyone's; and everyone is done with tile t-1, whose stage is refilled next
@@ -78,22 +99,14 @@ __global__ void __launch_bounds__(MmaTiles::kThreads, 1) tc_mma_ldmatrix(Gemm g)
     cp_async_commit();
     const bf16* As = tile_a(t % T::kStages);
     const bf16* Bs = tile_b(t % T::kStages);
+    frags[0].load(As, Bs, wm, wn, 0);
 #pragma unroll
-    for (int k = 0; k < T::BK / 16; ++k) {  // chunks 2k and 2k+1 of each row
-      uint32_t a[T::WM / 16][4], b[T::WN / 8][2];
-#pragma unroll
-      for (int i = 0; i < T::WM / 16; ++i)  // matrices: rows 0-7 | 8-15, times chunk 2k | 2k+1
-        ldmatrix_x4(a[i], As + swizzled(wm + 16 * i + lane % 16, 2 * k + lane / 16));
-#pragma unroll
-      for (int j = 0; j < T::WN / 16; ++j) {  // matrices: (n 0-7 | 8-15) x (chunk 2k | 2k+1)
-        uint32_t r[4];
-        ldmatrix_x4(r, Bs + swizzled(wn + 16 * j + lane % 8 + lane / 16 * 8, 2 * k + lane / 8 % 2));
-        b[2 * j][0] = r[0], b[2 * j][1] = r[1], b[2 * j + 1][0] = r[2], b[2 * j + 1][1] = r[3];
-      }
+    for (int k = 0; k < T::BK / 16; ++k) {
+      if (k + 1 < T::BK / 16) frags[(k + 1) % 2].load(As, Bs, wm, wn, k + 1);
 #pragma unroll
       for (int i = 0; i < T::WM / 16; ++i)
 #pragma unroll
-        for (int j = 0; j < T::WN / 8; ++j) mma_16816(acc[i][j], a[i], b[j]);
+        for (int j = 0; j < T::WN / 8; ++j) mma_16816(acc[i][j], frags[k % 2].a[i], frags[k % 2].b[j]);
     }
   }
 
@@ -106,6 +119,36 @@ __global__ void __launch_bounds__(MmaTiles::kThreads, 1) tc_mma_ldmatrix(Gemm g)
       store_pair(g.C, g.M, g.N, row, col, acc[i][j][0], acc[i][j][1]);
       store_pair(g.C, g.M, g.N, row + 8, col, acc[i][j][2], acc[i][j][3]);
     }
+}
+
+// The most mma.sync gives on this GPU: each warp multiplies fragments it already holds in
+// registers into 16 independent accumulators, with no memory traffic at all. No kernel built on
+// mma.sync (WMMA included) can beat it. The operands are all 1.0, so the result is known:
+// accumulator j starts at j and gains 16 per mma; the sum a thread stores is kPeakSum.
+constexpr int kPeakIterations = 4096, kPeakThreads = 256;
+constexpr double kPeakSum = 4 * (120 + 16.0 * 16 * kPeakIterations);  // 4 x (0 + 1 + ... + 15 + ...)
+
+__global__ void __launch_bounds__(kPeakThreads) tc_mma_sync_peak(float* out) {
+  const uint32_t ones[4] = {0x3F803F80u, 0x3F803F80u, 0x3F803F80u, 0x3F803F80u};  // bf16 pairs (1, 1)
+  const uint32_t(&a)[4] = ones;
+  const uint32_t(&b)[2] = reinterpret_cast<const uint32_t(&)[2]>(ones);
+  float acc[16][4];
+#pragma unroll
+  for (int j = 0; j < 16; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = float(j);  // 16 different chains
+  for (int i = 0; i < kPeakIterations; ++i)
+#pragma unroll
+    for (int j = 0; j < 16; ++j) mma_16816(acc[j], a, b);
+  float sum = 0.0f;
+#pragma unroll
+  for (int j = 0; j < 16; ++j) sum += acc[j][0] + acc[j][1] + acc[j][2] + acc[j][3];
+  out[size_t(blockIdx.x) * kPeakThreads + threadIdx.x] = sum;
+}
+
+/// Runs tc_mma_sync_peak on \p blocks blocks (out: blocks * kPeakThreads floats); returns its FLOPs.
+inline double launch_mma_sync_peak(float* out, int blocks) {
+  tc_mma_sync_peak<<<blocks, kPeakThreads>>>(out);
+  CUDA_CHECK_LAUNCH();
+  return 2.0 * 16 * 8 * 16 * 16.0 * kPeakIterations * (kPeakThreads / 32) * double(blocks);
 }
 
 inline void launch_mma_ldmatrix(const Gemm& g) {

@@ -12,7 +12,8 @@
 //    its registers to the others), warpgroups 1 and 2 only multiply, 64 rows of the 128 x 256
 //    block tile each. Four stages of shared memory, each with a "full" mbarrier (the copy engine
 //    completes it when the bytes land) and an "empty" one (every consumer thread arrives when
-//    its wgmmas have read the stage). No __syncthreads() in the main loop.
+//    its wgmmas have read the stage). No __syncthreads() in the main loop, and a consumer keeps
+//    one tile's wgmmas running while it waits for the next tile.
 // Prediction: ~85% of cuBLAS BF16 (the goal; cuBLAS uses this same machinery). Missing against
 // it: a persistent grid (here a block per tile: the last wave is partly empty), thread-block
 // clusters with TMA multicast (each block loads its own tiles), and an epilogue that overlaps
@@ -90,7 +91,11 @@ __device__ uint64_t tile_descriptor(const bf16* tile) {
 
 __device__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+/// Waits until at most \p kPending committed groups of this warpgroup's wgmmas are running.
+template <int kPending>
+__device__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
 
 /// Ties the accumulators to this point: wgmma writes them asynchronously, so no use of them may
 /// move above the wait that follows the last wgmma.
@@ -184,10 +189,14 @@ __global__ void __launch_bounds__(WgmmaTiles::kThreads, 1)
     for (int k = 0; k < T::BK / 16; ++k)
       wgmma_m64n256k16(d, tile_descriptor(a + 16 * k), tile_descriptor(s.b[stage] + 16 * k));
     wgmma_commit();
-    wgmma_wait_all();
+    // Keep this tile's wgmmas running while the next tile is awaited: wait only for the
+    // previous tile's, and hand its stage back to the producer.
+    wgmma_wait<1>();
     fence_accumulators(d);
-    barrier_arrive(&s.empty[stage]);
+    if (t > 0) barrier_arrive(&s.empty[(t - 1) % T::kStages]);
   }
+  wgmma_wait<0>();
+  fence_accumulators(d);
 
   // Accumulator layout: warp w of the warpgroup holds rows 16w..16w+15; per 8 columns j, a thread
   // holds (row lane/4, columns 8j + 2*(lane%4), +1) in d[4j], d[4j+1] and the same 8 rows lower

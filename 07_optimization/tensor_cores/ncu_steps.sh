@@ -23,13 +23,23 @@ if ! command -v ncu >/dev/null; then
   exit 0
 fi
 
-# Tensor pipes: HMMA is mma.sync (and WMMA, built on it); GMMA is wgmma, Hopper's warpgroup MMA.
-metrics=gpu__time_duration.sum
+# The tensor pipe metric counts every tensor-core instruction: HMMA (mma.sync, and WMMA, built
+# on it) and HGMMA (wgmma, Hopper's warpgroup MMA); the wgmma instruction count tells them apart.
+metrics=gpu__time_duration.sum,launch__registers_per_thread
 metrics+=,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
-metrics+=,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active
+metrics+=,sm__inst_executed_pipe_tensor_op_gmma.sum
+metrics+=,l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed
 metrics+=,dram__throughput.avg.pct_of_peak_sustained_elapsed
+metrics+=,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum
 metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
-metrics+=,launch__registers_per_thread
+# How busy the warp schedulers are, and what share of their instructions are tensor-core ones.
+metrics+=,smsp__issue_active.avg.pct_of_peak_sustained_active
+metrics+=,smsp__inst_executed.sum,sm__inst_executed_pipe_tensor_op_hmma.sum
+# Where warps wait: cycles stalled per issued instruction, by reason.
+stalls="barrier short_scoreboard long_scoreboard math_pipe_throttle mio_throttle wait"
+for reason in $stalls; do
+  metrics+=,smsp__average_warps_issue_stalled_${reason}_per_issue_active.ratio
+done
 
 raw=$(mktemp)
 csv=$(mktemp)
@@ -55,8 +65,8 @@ profile() {
 size=(--m 4096 --n 4096 --k 4096 --check-only)
 # cuBLAS's kernel for the exact check's reference (the first cuBLAS launch).
 profile 'gemm|nvjet|xmma|cutlass' 1 "${size[@]}" --step 1
-# Steps 1-4, in order: each one's first launch.
-profile 'tc_wmma_naive|tc_cp_async_wmma|tc_mma_ldmatrix|tc_tma_wgmma' 4 "${size[@]}"
+# The mma.sync ceiling kernel (launched first), then steps 1-4 in order: each one's first launch.
+profile 'tc_mma_sync_peak|tc_wmma_naive|tc_cp_async_wmma|tc_mma_ldmatrix|tc_tma_wgmma' 5 "${size[@]}"
 
 echo "### ncu, tensor-core steps and cuBLAS BF16 at M = N = K = 4096 (--clock-control none)"
 echo
@@ -80,24 +90,54 @@ def value(m, name, unit=""):
     v = m.get(name)
     return "n/a" if v is None else f"{v[0]}{unit}"
 
-print("| Kernel | Duration | Registers | Tensor pipe, mma.sync (HMMA) | Tensor pipe, wgmma (GMMA) "
-      "| DRAM throughput | Shared-load bank conflicts |")
-print("| --- | --- | --- | --- | --- | --- | --- |")
-for name, _ in order:
-    m = rows[(name, _)]
-    short = name.split("(")[0].replace("void ", "")
-    if len(short) > 60:
-        short = short[:57] + "..."
+def short(name):
+    name = name.split("(")[0].replace("void ", "").split("::")[-1]  # no namespaces
+    return name if len(name) <= 60 else name[:57] + "..."
+
+def number(m, name):
+    v = m.get(name)
+    try:
+        return float(v[0].replace(",", ""))
+    except (TypeError, ValueError):
+        return None
+
+print("| Kernel | Duration | Registers | Tensor pipe busy | wgmma instructions | Shared-memory pipe busy "
+      "| DRAM throughput | Shared-load wavefronts | Bank conflicts in them |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+for key in order:
+    m = rows[key]
     duration = m.get("gpu__time_duration.sum", ("?", ""))
-    print(f"| {short} | {duration[0]} {duration[1]} | {value(m, 'launch__registers_per_thread')} "
+    print(f"| {short(key[0])} | {duration[0]} {duration[1]} | {value(m, 'launch__registers_per_thread')} "
           f"| {value(m, 'sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active', ' %')} "
-          f"| {value(m, 'sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active', ' %')} "
+          f"| {value(m, 'sm__inst_executed_pipe_tensor_op_gmma.sum')} "
+          f"| {value(m, 'l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed', ' %')} "
           f"| {value(m, 'dram__throughput.avg.pct_of_peak_sustained_elapsed', ' %')} "
+          f"| {value(m, 'l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum')} "
           f"| {value(m, 'l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum')} |")
+
+reasons = ["barrier", "short_scoreboard", "long_scoreboard", "math_pipe_throttle", "mio_throttle", "wait"]
+print()
+print("### Issue: how busy the schedulers are, and where the warps wait (cycles per issued instruction)")
+print()
+print("| Kernel | Issue slots busy | Tensor-pipe share of instructions | "
+      + " | ".join(r.replace("_", " ") for r in reasons) + " |")
+print("| --- | --- | --- |" + " --- |" * len(reasons))
+for key in order:
+    m = rows[key]
+    tensor, total = number(m, "sm__inst_executed_pipe_tensor_op_hmma.sum"), number(m, "smsp__inst_executed.sum")
+    share = f"{100 * tensor / total:.1f} %" if tensor is not None and total else "n/a"
+    cells = [value(m, f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio") for r in reasons]
+    print(f"| {short(key[0])} | {value(m, 'smsp__issue_active.avg.pct_of_peak_sustained_active', ' %')} "
+          f"| {share} | " + " | ".join(cells) + " |")
 EOF
 echo
-echo "Tensor pipe: share of the active cycles in which that tensor pipe was busy. Bank conflicts:"
-echo "extra shared-memory wavefronts caused by conflicts, over the whole kernel (0: none)."
+echo "Tensor pipe busy: share of the SMs' active cycles with the tensor pipe working. Shared-memory"
+echo "pipe: share of its peak wavefront rate. Bank conflicts: extra wavefronts caused by conflicts"
+echo "(0: none). Issue slots: share of cycles in which a warp scheduler issued an instruction."
+echo "Stalls, in cycles per issued instruction: barrier = waiting at a barrier; short scoreboard ="
+echo "waiting for shared memory (ldmatrix, LDS); long scoreboard = waiting for global memory; math"
+echo "pipe throttle = the tensor pipe is full; mio throttle = the shared-memory queue is full;"
+echo "wait = fixed latencies between dependent instructions."
 echo
 echo "Raw ncu output (CSV):"
 echo

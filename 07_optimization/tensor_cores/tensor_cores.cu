@@ -297,8 +297,8 @@ int main(int argc, char** argv) {
         gpu.name.c_str(), gpu.cc_major, gpu.cc_minor);
 #else
   step4_skipped =
-      "Step 4 (TMA + wgmma) skipped: this build holds no sm_90a code (configure with 90 in "
-      "CMAKE_CUDA_ARCHITECTURES, e.g. -DCMAKE_CUDA_ARCHITECTURES=90).";
+      "Step 4 (TMA + wgmma) skipped: this build holds no sm_90a code (it needs CUDA 12.0 or newer "
+      "and 90 in CMAKE_CUDA_ARCHITECTURES, e.g. -DCMAKE_CUDA_ARCHITECTURES=90).";
 #endif
   if (!step4_skipped.empty() && (only == 0 || only == 4)) std::printf("%s\n\n", step4_skipped.c_str());
   std::vector<const Step*> steps;  // cuBLAS BF16, and the steps asked for
@@ -327,6 +327,20 @@ int main(int argc, char** argv) {
                                    kExactRange, (long long)kExactRange * kExactRange * max_k),
                   (long long)kExactRange * kExactRange * max_k <= (1LL << 24));
 
+  // The ceiling of mma.sync on this GPU (steps 1-3 are built on it), checked like a step.
+  const int peak_blocks = gpu.sm_count * 4;
+  tutorial::DeviceBuffer<float> peak_out(size_t(peak_blocks) * tc::kPeakThreads);
+  peak_out.poison();
+  const double peak_flops = tc::launch_mma_sync_peak(peak_out.data(), peak_blocks);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> peak_sums = peak_out.download();
+  verifier.exact("mma.sync ceiling kernel, operands 1.0: each thread's sum of its accumulators",
+                 tutorial::max_abs_error_from(peak_sums.data(), tc::kPeakSum, peak_sums.size()));
+  const Step peak{"mma.sync alone: operands in registers, no loads", "mma_sync_peak", nullptr};
+  tutorial::Timing peak_timing;
+  if (!check_only)
+    peak_timing = lab::time_step([&] { tc::launch_mma_sync_peak(peak_out.data(), peak_blocks); }, runs);
+
   std::vector<double> lowest_pct(5, INFINITY);  // per step: its lowest share of cuBLAS BF16
   for (const Shape& s : shapes) {
     std::printf("\n## M = %d, N = %d, K = %d\n\n", s.M, s.N, s.K);
@@ -351,8 +365,9 @@ int main(int argc, char** argv) {
       timed.push_back({&step, t, flops / (t.median_ms * 1e9)});
     };
     for (const Step* step : steps) time(*step);
+    timed.push_back({&peak, peak_timing, peak_flops / (peak_timing.median_ms * 1e9)});
     for (const Step& row : fp32_rows) time(row);
-    const double baseline = timed[0].tflops;
+    const double baseline = timed[0].tflops, ceiling = timed[steps.size()].tflops;
     std::printf("\n### M = %d, N = %d, K = %d: %.1f GFLOP per run\n\n", s.M, s.N, s.K, flops / 1e9);
     tutorial::Table table({"Step", "Time", "TFLOP/s", "% of cuBLAS BF16", "runs"});
     const std::string label = s.label();
@@ -362,11 +377,12 @@ int main(int argc, char** argv) {
                      tutorial::format("%.1f", row.tflops), lab::percent(row.tflops, baseline),
                      std::to_string(row.timing.runs)});
       verifier.figure(row.step->key + "_tflops_" + label, std::round(row.tflops));
+      if (&row == &timed[0]) continue;
+      verifier.figure(row.step->key + "_pct_" + label, std::round(pct * 10.0) / 10.0);
       const int number = std::atoi(row.step->name.c_str());
-      if (number > 0) {
-        verifier.figure(row.step->key + "_pct_" + label, std::round(pct * 10.0) / 10.0);
-        lowest_pct[number] = std::min(lowest_pct[number], pct);
-      }
+      if (number > 0) lowest_pct[number] = std::min(lowest_pct[number], pct);
+      if (number > 0 && number < 4)  // built on mma.sync: their share of its ceiling
+        verifier.figure(row.step->key + "_pct_of_mma_sync_" + label, std::round(1000.0 * row.tflops / ceiling) / 10.0);
     }
     table.print();
   }
