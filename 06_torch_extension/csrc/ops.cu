@@ -29,7 +29,8 @@ namespace {
 // Input checks
 // ---------------------------------------------------------------------------
 
-// "[2, 3]": sizes and strides in error messages (the README's pitfalls say why not `<< t.sizes()`).
+// "[2, 3]": sizes and strides for error messages. Streaming t.sizes() into TORCH_CHECK crashed on
+// the course's GPU machine (README, Going deeper: "The crash blamed on at::IntArrayRef").
 std::string dims(at::IntArrayRef values) {
   std::string text = "[";
   for (size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
