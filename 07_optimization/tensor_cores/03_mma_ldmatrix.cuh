@@ -95,7 +95,8 @@ __global__ void __launch_bounds__(MmaTiles::kThreads, 1) tc_mma_ldmatrix(Gemm g)
   for (int t = 0; t < tiles; ++t) {
     cp_async_wait<T::kStages - 2>();  // tile t has landed (this thread's copies) ...
     __syncthreads();  // ... everyone's; and everyone is done with tile t-1, whose stage is refilled next
-    if (t + T::kStages - 1 < tiles) load((t + T::kStages - 1) % T::kStages, (t + T::kStages - 1) * T::BK);
+    const int next = t + T::kStages - 1;  // the tile that goes into the stage tile t-1 used
+    if (next < tiles) load(next % T::kStages, next * T::BK);
     cp_async_commit();
     const bf16* As = tile_a(t % T::kStages);
     const bf16* Bs = tile_b(t % T::kStages);
@@ -134,7 +135,8 @@ __global__ void __launch_bounds__(kPeakThreads) tc_mma_sync_peak(float* out) {
   const uint32_t(&b)[2] = reinterpret_cast<const uint32_t(&)[2]>(ones);
   float acc[16][4];
 #pragma unroll
-  for (int j = 0; j < 16; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = float(j);  // 16 different chains
+  for (int j = 0; j < 16; ++j)  // different starting values: 16 chains the compiler cannot merge
+    acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = float(j);
   for (int i = 0; i < kPeakIterations; ++i)
 #pragma unroll
     for (int j = 0; j < 16; ++j) mma_16816(acc[j], a, b);

@@ -1,7 +1,7 @@
 // Tensor cores step 4 (Hopper, sm_90a): TMA loads, wgmma, and warp-specialized pipeline stages.
 // Change: the three things Hopper adds for matrix products, together.
 //  - TMA (the Tensor Memory Accelerator, cp.async.bulk.tensor): ONE thread asks for a whole
-//    64 x 128 tile of A (and a 64 x 256 tile of B) with a tensor map made once on the host; the
+//    128 x 64 tile of A (and a 256 x 64 tile of B) with a tensor map made on the host; the
 //    copy engine writes it to shared memory in the 128-byte swizzled layout of step 3, fills
 //    what lies outside the matrix with zeros, and counts the bytes on an mbarrier.
 //  - wgmma (warpgroup MMA, sm_90a only): the 4 warps of a warpgroup issue one asynchronous
@@ -73,8 +73,8 @@ __device__ void barrier_wait(uint64_t* barrier, int parity) {
 /// TMA: copies the box of \p map at (column x, row y) into \p tile; completes bytes on \p barrier.
 __device__ void tma_load(bf16* tile, const CUtensorMap* map, int x, int y, uint64_t* barrier) {
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
-          shared_address(tile)),
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(shared_address(tile)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(shared_address(barrier))
       : "memory");
 }
