@@ -219,8 +219,12 @@ EncodeTiled tensor_map_encoder() {
   static const EncodeTiled encode = [] {
     void* function = nullptr;
     cudaDriverEntryPointQueryResult found{};
+#if CUDART_VERSION >= 12050  // the by-version lookup came with CUDA 12.5 (the other is deprecated)
     CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function, 12000,
                                                 cudaEnableDefault, &found));
+#else
+    CUDA_CHECK(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &function, cudaEnableDefault, &found));
+#endif
     if (found != cudaDriverEntryPointSuccess || function == nullptr) {
       std::fprintf(stderr, "The CUDA driver has no cuTensorMapEncodeTiled (it needs CUDA 12 or newer).\n");
       std::exit(tutorial::kExitFailure);

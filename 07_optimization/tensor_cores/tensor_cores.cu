@@ -272,6 +272,16 @@ int main(int argc, char** argv) {
       m > 0 ? std::vector<Shape>{{m, n, k}}
             : std::vector<Shape>{{4096, 4096, 4096}, {8192, 8192, 8192}, {4096, 14336, 4096}};
 
+  // bf16 mma, cp.async and ldmatrix need compute capability 8.0, and the build holds no code below
+  // it: say so here, before require_gpu() looks for code and suggests a rebuild that cannot help.
+  int major = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess && major < 8) {
+    std::fprintf(stderr,
+                 "No usable CUDA GPU: the tensor-core steps need compute capability 8.0 or newer "
+                 "(bf16 mma.sync, cp.async); device 0 is %d.x.\nSkipping (exit code %d).\n",
+                 major, tutorial::kExitNoGpu);
+    return tutorial::kExitNoGpu;
+  }
   const tutorial::DeviceInfo gpu = tutorial::require_gpu();
   std::printf("C (M x N, fp32) = A (M x K, bf16) * B^T (B: N x K, bf16), row-major, fp32 accumulation\n\n");
 
