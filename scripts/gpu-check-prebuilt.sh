@@ -132,8 +132,8 @@ started=$(date -u '+%Y-%m-%d %H:%M UTC')
 commit=${TUTORIAL_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
 echo "gpu-check-prebuilt: $gpu_name (compute capability $compute_cap), driver $driver; build $build"
 
-# Tests that cannot run here, and why: the test calls a tool the build machine has and this one
-# lacks (its nvcc, cuobjdump, the toolkit's headers), or a program loads a library missing here.
+# Tests that do not run here, and why: the test calls a tool the build machine has and this one
+# lacks (its nvcc, cuobjdump), a program loads a library missing here, or it checks README text.
 tests_json=$(ctest --test-dir "$build" --show-only=json-v1)
 excluded=$({
   python3 -c "$paths_py" tools "$recorded_source" <<<"$tests_json" |
@@ -149,6 +149,10 @@ excluded=$({
       [ -n "$missing" ] &&
         printf '%s\t%s loads %s, which this machine lacks\n' "$test" "$(basename "$path")" "$missing"
     done
+  # Checks of README text: no toolkit changes them, and the main build runs them.
+  python3 -c 'import json, sys; print("\n".join(t["name"] for t in json.load(sys.stdin)["tests"]))' \
+    <<<"$tests_json" | grep -E '^(readme|results)\.' |
+    sed 's/$/\tchecks README text, which no toolkit changes (the main build runs it)/'
 } | sort -u -t$'\t' -k1,1)
 exclude_regex=$(cut -f1 <<<"$excluded" | grep -v '^$' | sed 's/[.[\*^$()+?{|]/\\&/g' | paste -sd'|' -)
 exclude_args=()
