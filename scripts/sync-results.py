@@ -17,7 +17,7 @@ A number in the prose is filled in place from the SUMMARY line of a benchmark's 
 
 Running the script again replaces every generated part, so it is safe after every GPU check.
 
-Usage: scripts/sync-results.py [--check] [files...]   (default: every README.md and docs/*.md)
+Usage: scripts/sync-results.py [--check] [files...]   (default: every chapter README.md, a part's README.md one folder down, docs/*.md)
 --check: change nothing; exit 1 if a page is out of date or names a result that does not exist.
 """
 import argparse
@@ -138,7 +138,8 @@ def main():
     parser.add_argument("files", nargs="*", type=pathlib.Path)
     args = parser.parse_args()
     files = args.files or sorted(ROOT.glob("[0-9][0-9]_*/README.md")) + sorted(
-        (ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+        ROOT.glob("[0-9][0-9]_*/*/README.md")) + sorted((ROOT / "docs").glob("*.md")) + [
+        ROOT / "README.md"]
     stale = []
     for path in files:
         if not path.exists():
