@@ -149,10 +149,17 @@ excluded=$({
       [ -n "$missing" ] &&
         printf '%s\t%s loads %s, which this machine lacks\n' "$test" "$(basename "$path")" "$missing"
     done
+  # A test whose program itself (an interpreter, say) is a path of the build machine only.
+  python3 -c 'import json, os, sys
+for t in json.load(sys.stdin)["tests"]:
+    cmd = t.get("command") or [""]
+    if cmd[0].startswith("/") and not os.path.exists(cmd[0]):
+        print(t["name"] + "\tneeds " + cmd[0] + ", which the build machine has and this one does not")' \
+    <<<"$tests_json"
   # Checks of README text: no toolkit changes them, and the main build runs them.
   python3 -c 'import json, sys; print("\n".join(t["name"] for t in json.load(sys.stdin)["tests"]))' \
-    <<<"$tests_json" | grep -E '^(readme|results)\.' |
-    sed 's/$/\tchecks README text, which no toolkit changes (the main build runs it)/'
+    <<<"$tests_json" | grep -E '^(readme|readme_build|results)\.|\.figure_from_record$' |
+    sed 's/$/\tchecks README text or a figure, which no toolkit changes (the main build runs it)/'
 } | sort -u -t$'\t' -k1,1)
 exclude_regex=$(cut -f1 <<<"$excluded" | grep -v '^$' | sed 's/[.[\*^$()+?{|]/\\&/g' | paste -sd'|' -)
 exclude_args=()
