@@ -9,6 +9,9 @@
 #   record     scripts/write-record.py: <results>/README.md and headlines.md from CTest's JUnit files
 #
 # Usage: scripts/gpu-check.sh [--steps build,test,sanitize,benchmark,record] [results-dir]
+# Steps run in separate calls keep their logs in the build folder; the record also reads the
+# benchmark outputs in results-dir, so where the source tree is copied afresh before each call
+# (a lent GPU machine), run benchmark and record in one call or give a results-dir outside it.
 # Environment: BUILD_DIR (default build-gpu), CTEST_REGEX=<regex> (run only matching tests),
 #              TUTORIAL_COMMIT=<commit> (for a copy of the tree without git history).
 # Exit status: 0 when every step run passed, 1 otherwise, 77 when there is no GPU.
