@@ -22,6 +22,7 @@
 #include <string>
 #include <tutorial/buffer.cuh>
 #include <tutorial/cli.hpp>
+#include <tutorial/cublas.cuh>
 #include <tutorial/device.cuh>
 #include <tutorial/verify.hpp>
 
@@ -36,14 +37,6 @@
 #include "sgemm/08_tile_sweep.cuh"
 
 namespace {
-
-void check_cublas(cublasStatus_t status, const char* call, int line) {
-  if (status == CUBLAS_STATUS_SUCCESS) return;
-  std::fprintf(stderr, "cuBLAS call failed: %s\n  at %s:%d\n  %s\n", call, __FILE__, line,
-               cublasGetStatusString(status));
-  std::exit(tutorial::kExitFailure);
-}
-#define CUBLAS_CHECK(call) check_cublas((call), #call, __LINE__)
 
 // cuBLAS, in one math mode. cuBLAS is column-major; a row-major M x N matrix is the same memory
 // as a column-major N x M matrix, its transpose. So ask for C^T = B^T * A^T (N x M): no copies.

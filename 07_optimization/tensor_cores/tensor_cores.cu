@@ -26,6 +26,7 @@
 #include <string>
 #include <tutorial/buffer.cuh>
 #include <tutorial/cli.hpp>
+#include <tutorial/cublas.cuh>
 #include <tutorial/device.cuh>
 #include <tutorial/verify.hpp>
 #include <vector>
@@ -44,14 +45,6 @@ void launch_tma_wgmma(const Gemm& g);  // 04_tma_wgmma.cu, compiled for sm_90a o
 namespace {
 
 using tc::bf16;
-
-void check_cublas(cublasStatus_t status, const char* call, int line) {
-  if (status == CUBLAS_STATUS_SUCCESS) return;
-  std::fprintf(stderr, "cuBLAS call failed: %s\n  at %s:%d\n  %s\n", call, __FILE__, line,
-               cublasGetStatusString(status));
-  std::exit(tutorial::kExitFailure);
-}
-#define CUBLAS_CHECK(call) check_cublas((call), #call, __LINE__)
 
 constexpr int kExactRange = 32;  // exact inputs are whole numbers in -32..32
 constexpr int kMaxSize = 16384;  // the largest --m, --n, --k: kExactRange^2 * kMaxSize = 2^24
