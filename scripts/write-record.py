@@ -67,7 +67,8 @@ def headline(name, found):
     exact = sum(s.get("exact", 0) for s in found)
     verdict = "all passed" if failed == 0 else f"{failed} FAILED"
     programs = f" ({len(found)} programs)" if len(found) > 1 else ""
-    lines = [f"{name}: {checks} checks{programs}, {exact} of them exact (Max error: 0), {verdict}"]
+    noun = "check" if checks == 1 else "checks"
+    lines = [f"{name}: {checks} {noun}{programs}, {exact} of them exact (Max error: 0), {verdict}"]
     for s in found:
         for goal in s.get("goals", []):
             value = goal.get("value")
