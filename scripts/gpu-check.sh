@@ -59,13 +59,16 @@ source "$logs/about.env"
 export TUTORIAL_RUN_ABOUT="$GPU_NAME, driver $DRIVER, CUDA $NVCC_VERSION; $STARTED; commit $COMMIT."
 echo "gpu-check: $GPU_NAME (compute capability $COMPUTE_CAP), driver $DRIVER, nvcc $NVCC_VERSION"
 
-# run_ctest <step> <ctest arguments...>: CTest's JUnit file is what the record reads.
+# run_ctest <step> <ctest arguments...>: CTest's JUnit file is what the record reads. CTest keeps
+# only the first 1 KiB of a passing test's output unless told otherwise, and a sanitizer's summary
+# comes last: keep up to 1 MiB.
 run_ctest() {
   local name=$1
   shift
   local filter=()
   [ -n "${CTEST_REGEX:-}" ] && filter=(-R "$CTEST_REGEX")
   ctest --test-dir "$build" --output-on-failure --output-junit "$logs/$name.xml" \
+    --test-output-size-passed 1048576 --test-output-size-failed 1048576 \
     "${filter[@]}" "$@" >"$logs/$name.log" 2>&1
   local status=$?
   grep -E 'tests passed|tests failed' "$logs/$name.log" | tail -n 1

@@ -115,7 +115,11 @@ def main():
             program, _, tool = name.partition(".sanitize.")
             lines = re.findall(r"=+ ((?:ERROR|RACECHECK) SUMMARY.*)", output)
             verdict = "clean" if status == "passed" else status.upper()
-            out.append(f"| {program} | {tool} | {lines[-1] if lines else 'no summary'} | {verdict} |")
+            if not lines:
+                # Every tool ends with its summary: without one the output was cut short.
+                problems.append(f"{name}: no compute-sanitizer summary in its output")
+                verdict = "NO SUMMARY"
+            out.append(f"| {program} | {tool} | {lines[-1] if lines else 'none'} | {verdict} |")
         out.append("")
 
     heads = []
@@ -125,7 +129,8 @@ def main():
             name = name.removesuffix(".benchmark")
             record = args.results / f"{name}.md"
             found = summaries(recorded_output(record)) if record.exists() else []
-            checks = (f"{sum(s.get('checks', 0) for s in found)} checks, "
+            count = sum(s.get("checks", 0) for s in found)
+            checks = (f"{count} check{'' if count == 1 else 's'}, "
                       f"{sum(s.get('failed', 0) for s in found)} failed") if found else "no SUMMARY line"
             out.append(f"| [{name}]({name}.md) | {seconds:.0f} s | {status} | {checks} |")
             if found:
