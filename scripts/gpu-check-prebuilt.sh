@@ -56,7 +56,10 @@ pack() {
   (cd "$build" && find . -name CTestTestfile.cmake) >"$staging/ctest-files"
   # The tools of this machine the tests call (its nvcc, cuobjdump, python): absolute paths
   # outside the tree. Where the GPU machine lacks one, the test cannot run there.
-  ctest --test-dir "$build" --show-only=json-v1 | python3 -c "$paths_py" tools "$root" | cut -f2 |
+  # The tests as this machine sees them: where a program is missing, CTest's own listing on the
+  # GPU machine leaves out the test's command, so that machine reads this one.
+  ctest --test-dir "$build" --show-only=json-v1 >"$staging/build-machine-tests.json"
+  python3 -c "$paths_py" tools "$root" <"$staging/build-machine-tests.json" | cut -f2 |
     sort -u | while read -r path; do [ -e "$path" ] && echo "$path"; done >"$staging/build-machine-paths"
   # CUDA libraries the programs load that are small enough to carry; the rest are noted.
   mkdir -p "$staging/carry-lib"
@@ -85,7 +88,8 @@ pack() {
   } >"$staging/build-info.txt"
   cp "$staging/not-carried" "$staging/build-info.txt" "$build/" 2>/dev/null
   tar -czf "$build/gpu-carry.tar.gz" -C "$build" -T "$staging/programs" -T "$staging/ctest-files" \
-      build-info.txt not-carried -C "$staging" carry-lib build-machine-paths
+      build-info.txt not-carried -C "$staging" carry-lib build-machine-paths \
+      build-machine-tests.json
   echo "wrote $build/gpu-carry.tar.gz ($(du -h "$build/gpu-carry.tar.gz" | cut -f1)):" \
        "$(wc -l <"$staging/programs") programs, $(ls "$staging/carry-lib" | wc -l) libraries"
   [ -s "$staging/not-carried" ] && sed 's/^/  not carried: /; s/$/ MiB/' "$staging/not-carried"
@@ -134,7 +138,7 @@ echo "gpu-check-prebuilt: $gpu_name (compute capability $compute_cap), driver $d
 
 # Tests that do not run here, and why: the test calls a tool the build machine has and this one
 # lacks (its nvcc, cuobjdump), a program loads a library missing here, or it checks README text.
-tests_json=$(ctest --test-dir "$build" --show-only=json-v1)
+tests_json=$(cat "$build/build-machine-tests.json" 2>/dev/null || ctest --test-dir "$build" --show-only=json-v1)
 excluded=$({
   python3 -c "$paths_py" tools "$recorded_source" <<<"$tests_json" |
     while IFS=$'\t' read -r test path; do
