@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <string>
 
 #include "elementwise.cuh"
 #include "reduce.cuh"
@@ -29,22 +28,14 @@ namespace {
 // Input checks
 // ---------------------------------------------------------------------------
 
-// "[2, 3]": sizes and strides for error messages. Streaming t.sizes() into TORCH_CHECK crashed on
-// the course's GPU machine (README, Going deeper: "The crash blamed on at::IntArrayRef").
-std::string dims(at::IntArrayRef values) {
-  std::string text = "[";
-  for (size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
-  return text + "]";
-}
-
 // Contiguity is required, not repaired: a silent .contiguous() would copy the
 // whole tensor first (an extra read and write of every byte) and hide that cost.
 // The caller decides whether the copy is worth it.
 void check_input(const char* op, const char* name, const at::Tensor& t) {
   TORCH_CHECK(t.is_cuda(), op, ": ", name, " must be a CUDA tensor, got a tensor on ", t.device());
   TORCH_CHECK(t.scalar_type() == at::kFloat, op, ": ", name, " must be float32, got ", t.scalar_type());
-  TORCH_CHECK(t.is_contiguous(), op, ": ", name, " must be contiguous, got strides ", dims(t.strides()),
-              " for sizes ", dims(t.sizes()), " (call .contiguous() first; it makes a copy)");
+  TORCH_CHECK(t.is_contiguous(), op, ": ", name, " must be contiguous, got strides ", t.strides(),
+              " for sizes ", t.sizes(), " (call .contiguous() first; it makes a copy)");
 }
 
 // Two inputs of an elementwise operator: each checked, then the pair.
@@ -55,7 +46,7 @@ void check_pair(const char* op, const char* name_a, const at::Tensor& a, const c
   TORCH_CHECK(a.device() == b.device(), op, ": ", name_a, " and ", name_b,
               " must be on the same device, got ", a.device(), " and ", b.device());
   TORCH_CHECK(a.sizes() == b.sizes(), op, ": ", name_a, " and ", name_b, " must have the same sizes, got ",
-              dims(a.sizes()), " and ", dims(b.sizes()));
+              a.sizes(), " and ", b.sizes());
 }
 
 // ---------------------------------------------------------------------------
@@ -231,7 +222,7 @@ at::Tensor gelu_backward(const at::Tensor& grad, const at::Tensor& x) {
 
 at::Tensor mean_backward(const at::Tensor& grad, c10::SymIntArrayRef size) {
   check_input("mean_backward", "grad", grad);
-  TORCH_CHECK(grad.dim() == 0, "mean_backward: grad must be 0-dim (mean's result), got sizes ", dims(grad.sizes()));
+  TORCH_CHECK(grad.dim() == 0, "mean_backward: grad must be 0-dim (mean's result), got sizes ", grad.sizes());
   const c10::cuda::CUDAGuard device_guard(grad.device());
   at::Tensor y = at::empty_symint(size, grad.options());
   const int64_t n = y.numel();

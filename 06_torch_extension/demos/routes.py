@@ -21,6 +21,7 @@ from pathlib import Path
 
 CSRC = Path(__file__).resolve().parents[1] / "csrc"
 NVCC_FLAGS = ["-O3"]
+LINK_FLAGS = ["-lstdc++"]  # the shared C++ runtime, as PyTorch's: setup.py says why
 
 
 def _build_directory(name: str) -> str | None:
@@ -41,6 +42,7 @@ def load_pybind_module(verbose: bool = False):
         name=name,
         sources=[str(CSRC / "ops.cu"), str(CSRC / "bind_pybind.cpp")],
         extra_cuda_cflags=NVCC_FLAGS,
+        extra_ldflags=LINK_FLAGS,
         build_directory=_build_directory(name),
         verbose=verbose,
     )
@@ -63,6 +65,7 @@ def load_inline_gelu(verbose: bool = False):
         functions=["gelu"],
         extra_include_paths=[str(CSRC)],
         extra_cuda_cflags=NVCC_FLAGS,
+        extra_ldflags=LINK_FLAGS,
         build_directory=_build_directory(name),
         verbose=verbose,
     ).gelu

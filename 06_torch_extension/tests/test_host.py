@@ -4,6 +4,7 @@ translation, the flame graph and SUMMARY helpers, and the scripts' exit codes wi
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import warnings
@@ -87,6 +88,19 @@ def test_cpu_tensors_are_refused_clearly(package, op):
 
 # Meta tensors have shapes and dtypes but no data: the fake implementations run, with the same
 # checks and messages as the C++ code (the GPU tests check the C++ side).
+def test_links_the_shared_cxx_runtime(package):
+    """One C++ runtime per process: the extension must load the shared libstdc++ that PyTorch loads.
+    A static copy inside it breaks number formatting in error messages (README: "Two C++ runtimes")."""
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        pytest.skip("readelf (binutils) is not installed")
+    library = Path(package._C.__file__)
+    dynamic = subprocess.run([readelf, "--dynamic", library], capture_output=True, text=True, check=True).stdout
+    assert "[libstdc++.so.6]" in dynamic, (
+        f"{library.name} does not load libstdc++.so.6, so it carries a static copy of the C++ runtime: "
+        "the compiler links it statically (-static-libstdc++); setup.py's extra_link_args must name -lstdc++")
+
+
 @pytest.mark.parametrize("op", OPS)
 def test_wrong_dtype_is_refused(package, op):
     x = torch.empty(8, device="meta", dtype=torch.float64)
