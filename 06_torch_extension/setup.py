@@ -57,11 +57,12 @@ setup(
             name="cuda_course._C",
             sources=["csrc/ops.cu", "csrc/register_ops.cpp"],
             extra_compile_args={"cxx": ["-O3"], "nvcc": ["-O3"]},
-            # The C++ runtime PyTorch itself loads: the shared libstdc++. A compiler set up to link it
-            # statically (-static-libstdc++) would put a second copy in the process, and numbers
-            # streamed into a TORCH_CHECK message then crash (README, Going deeper: "Two C++ runtimes
-            # in one process"). Named here, before the compiler's own, the shared one wins.
-            extra_link_args=["-lstdc++"],
+            # The C++ runtime PyTorch itself loads: the shared libstdc++.so.6, named by file. A GCC
+            # whose own library folder holds only libstdc++.a (a relocated GCC may) links that
+            # archive without a word, and the second, static runtime in the process crashes when
+            # numbers are streamed into a TORCH_CHECK message (README, Going deeper: "Two C++
+            # runtimes in one process"). Named before the compiler's own -lstdc++, the shared one wins.
+            extra_link_args=["-l:libstdc++.so.6"],
         )
     ],
     cmdclass={"build_ext": BuildExtension},

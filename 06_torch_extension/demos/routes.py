@@ -21,7 +21,7 @@ from pathlib import Path
 
 CSRC = Path(__file__).resolve().parents[1] / "csrc"
 NVCC_FLAGS = ["-O3"]
-LINK_FLAGS = ["-lstdc++"]  # the shared C++ runtime, as PyTorch's: setup.py says why
+LINK_FLAGS = ["-l:libstdc++.so.6"]  # the shared C++ runtime, as PyTorch's: setup.py says why
 
 
 def _build_directory(name: str) -> str | None:
