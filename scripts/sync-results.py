@@ -16,6 +16,7 @@ A number in the prose is filled in place from the SUMMARY line of a benchmark's 
     <!--fig:07_elementwise:goal:1-->97.3<!--/fig-->%             the value of its 1st goal
 
 Running the script again replaces every generated part, so it is safe after every GPU check.
+Without file arguments it also redraws the figures drawn from the record (FIGURES below).
 
 Usage: scripts/sync-results.py [--check] [files...]   (default: every chapter README.md, a part's README.md one folder down, docs/*.md)
 --check: change nothing; exit 1 if a page is out of date or names a result that does not exist.
@@ -158,7 +159,24 @@ def main():
     if args.check and stale:
         print("out of date: " + ", ".join(str(shown(p)) for p in stale))
         return 1
+    if not args.check and not args.files:
+        redraw_figures()
     return 0
+
+
+# Figures drawn from the record: (script, its inputs in docs/results, the image it writes). Their
+# own ctests (label "record") check that each names the run it was drawn from.
+FIGURES = [("07_optimization/plot_results.py",
+            ["07_elementwise.md", "07_reduction.md", "07_sgemm.md", "07_fusion.md"],
+            "07_optimization/results.svg")]
+
+
+def redraw_figures():
+    import subprocess
+
+    for script, inputs, image in FIGURES:
+        subprocess.run([sys.executable, str(ROOT / script), *(str(RESULTS / name) for name in inputs),
+                        "-o", str(ROOT / image)], check=True)
 
 
 if __name__ == "__main__":
