@@ -58,8 +58,8 @@ setup(
             sources=["csrc/ops.cu", "csrc/register_ops.cpp"],
             extra_compile_args={"cxx": ["-O3"], "nvcc": ["-O3"]},
             # The C++ runtime PyTorch itself loads: the shared libstdc++.so.6, named by file. A GCC
-            # whose own library folder holds only libstdc++.a (a relocated GCC may) links that
-            # archive without a word, and the second, static runtime in the process crashes when
+            # whose libstdc++.so link points at nothing (a relocated copy of the system's GCC) links
+            # libstdc++.a without a word, and the second, static runtime in the process crashes when
             # numbers are streamed into a TORCH_CHECK message (README, Going deeper: "Two C++
             # runtimes in one process"). Named before the compiler's own -lstdc++, the shared one wins.
             extra_link_args=["-l:libstdc++.so.6"],

@@ -98,7 +98,7 @@ def test_links_the_shared_cxx_runtime(package):
     dynamic = subprocess.run([readelf, "--dynamic", library], capture_output=True, text=True, check=True).stdout
     assert "[libstdc++.so.6]" in dynamic, (
         f"{library.name} does not load libstdc++.so.6, so it carries a static copy of the C++ runtime: "
-        "the compiler's library folder has only libstdc++.a, or it links statically; setup.py's "
+        "the compiler found only libstdc++.a, or links it statically; setup.py's "
         "extra_link_args must name the shared library")
 
 
