@@ -17,9 +17,9 @@ intensities are counted from the code; see the README). Under the charts, the li
 the run the files come from (device, date, commit), so the figure cannot pass for another run:
 --check compares that line with the files, without drawing (no matplotlib needed).
 
-Usage: python3 07_optimization/plot_results.py docs/results/07_elementwise.md docs/results/07_reduction.md \\
-           docs/results/07_sgemm.md docs/results/07_fusion.md -o 07_optimization/results.svg
-       python3 07_optimization/plot_results.py --check <the same files> -o 07_optimization/results.svg
+Usage: python3 07_optimization/plot_results.py            draws 07_optimization/results.svg from the record
+       python3 07_optimization/plot_results.py --check    exit 1 unless results.svg names the recorded run
+       python3 07_optimization/plot_results.py <files...> -o <image>   other runs' output, another image
 """
 import html
 import argparse
@@ -135,10 +135,15 @@ def source_line(runs):
     return "Source: docs/results/07_*.md, " + " / ".join(sorted(runs))
 
 
+HERE = pathlib.Path(__file__).resolve().parent
+RECORD = [HERE.parent / "docs" / "results" / f"07_{name}.md" for name in ("elementwise", "reduction", "sgemm", "fusion")]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("files", nargs="+", type=pathlib.Path, help="benchmark output files")
-    parser.add_argument("-o", "--output", type=pathlib.Path, default=pathlib.Path("07_optimization/results.svg"),
+    parser.add_argument("files", nargs="*", type=pathlib.Path, default=RECORD,
+                        help="benchmark output files (default: chapter 07's in docs/results)")
+    parser.add_argument("-o", "--output", type=pathlib.Path, default=HERE / "results.svg",
                         help="image to write (.svg or .png), or with --check the SVG to check")
     parser.add_argument("--check", action="store_true",
                         help="draw nothing; exit 1 unless the SVG names the run the files come from")
@@ -161,8 +166,8 @@ def main():
         svg = args.output.read_text() if args.output.exists() else ""
         if html.escape(source, quote=False) not in svg:
             print(f"plot_results.py: {args.output} was not drawn from these files; it should name\n  {source}\n"
-                  f"Redraw it: python3 07_optimization/plot_results.py {' '.join(map(str, args.files))} "
-                  f"-o {args.output}")
+                  "Redraw it: python3 07_optimization/plot_results.py (or scripts/sync-results.py, which also "
+                  "updates the READMEs)")
             return 1
         print(f"plot_results.py: {args.output} names the run of its files")
         return 0

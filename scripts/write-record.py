@@ -60,6 +60,10 @@ def recorded_output(record):
     return rest.rpartition("```")[0]
 
 
+def plural(count, word):
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def headline(name, found):
     """A benchmark's headline: its checks, then one line per goal."""
     checks = sum(s.get("checks", 0) for s in found)
@@ -67,8 +71,7 @@ def headline(name, found):
     exact = sum(s.get("exact", 0) for s in found)
     verdict = "all passed" if failed == 0 else f"{failed} FAILED"
     programs = f" ({len(found)} programs)" if len(found) > 1 else ""
-    noun = "check" if checks == 1 else "checks"
-    lines = [f"{name}: {checks} {noun}{programs}, {exact} of them exact (Max error: 0), {verdict}"]
+    lines = [f"{name}: {plural(checks, 'check')}{programs}, {exact} of them exact (Max error: 0), {verdict}"]
     for s in found:
         for goal in s.get("goals", []):
             value = goal.get("value")
@@ -129,8 +132,7 @@ def main():
             name = name.removesuffix(".benchmark")
             record = args.results / f"{name}.md"
             found = summaries(recorded_output(record)) if record.exists() else []
-            count = sum(s.get("checks", 0) for s in found)
-            checks = (f"{count} check{'' if count == 1 else 's'}, "
+            checks = (f"{plural(sum(s.get('checks', 0) for s in found), 'check')}, "
                       f"{sum(s.get('failed', 0) for s in found)} failed") if found else "no SUMMARY line"
             out.append(f"| [{name}]({name}.md) | {seconds:.0f} s | {status} | {checks} |")
             if found:

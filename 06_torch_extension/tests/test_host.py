@@ -86,8 +86,6 @@ def test_cpu_tensors_are_refused_clearly(package, op):
         getattr(package, op)(*args_for(op, x, x))
 
 
-# Meta tensors have shapes and dtypes but no data: the fake implementations run, with the same
-# checks and messages as the C++ code (the GPU tests check the C++ side).
 def test_links_the_shared_cxx_runtime(package):
     """One C++ runtime per process: the extension must load the shared libstdc++ that PyTorch loads.
     A static copy inside it breaks number formatting in error messages (README: "Two C++ runtimes")."""
@@ -102,6 +100,8 @@ def test_links_the_shared_cxx_runtime(package):
         "extra_link_args must name the shared library")
 
 
+# Meta tensors have shapes and dtypes but no data: the fake implementations run, with the same
+# checks and messages as the C++ code (the GPU tests check the C++ side).
 @pytest.mark.parametrize("op", OPS)
 def test_wrong_dtype_is_refused(package, op):
     x = torch.empty(8, device="meta", dtype=torch.float64)
