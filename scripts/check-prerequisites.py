@@ -1,65 +1,101 @@
 #!/usr/bin/env python3
-"""Checks that the README's prerequisites are exactly what CI installs.
+"""Checks that every install line in the course says the same thing.
 
-CI (.ci/run) starts from a bare machine, so its package lists are the tested truth: a
-newcomer who installs what the README says must get the same tests, not 71 skipped ones.
-The README's install commands follow a `<!-- prerequisites -->` comment; .ci/run keeps its
-lists in the bash arrays `apt_packages` and `pip_packages`.
+The course keeps one list of each kind: apt-packages.txt (system packages) and
+requirements.txt (Python packages). CI (.ci/run) installs exactly those files on a bare
+machine, so they are the tested truth. A page that shows install commands marks them with
+a `<!-- prerequisites -->` comment before a ```bash block; its `apt-get install` line must
+name exactly the packages of apt-packages.txt, and its pip line must install
+`-r requirements.txt` (no package named beside it). Every page that names the range of CUDA
+toolkits the course supports names the same range.
 
-Usage: scripts/check-prerequisites.py [README.md] [.ci/run]    Exit status 1 on a difference.
+Usage: scripts/check-prerequisites.py [repository root]    Exit status 1 on a difference.
 """
 import pathlib
 import re
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+PAGES_WITH_INSTALL_LINES = ["README.md", "docs/environment.md"]
+PAGES_WITH_TOOLKIT_RANGE = ["README.md", "docs/index.md", "docs/environment.md"]
+TOOLKIT_RANGE = "11.8 to 13.x"
+# "CUDA toolkit, 11.8 to 13.x", "the CUDA toolkit 12 or 13", "CUDA toolkit (12.x or 13.x)"
+TOOLKIT_PHRASE = re.compile(r"CUDA toolkit[,(]?\s+\(?(\d[\w.]*\s+(?:to|or)\s+\d[\w.]*)")
 
 
-def ci_lists(script):
-    """{'apt': set, 'pip': set} from the arrays apt_packages=(...) and pip_packages=(...)."""
-    found = {}
-    for kind in ("apt", "pip"):
-        match = re.search(rf"^{kind}_packages=\(([^)]*)\)", script, re.M)
-        if not match:
-            raise SystemExit(f".ci/run has no {kind}_packages=(...) array")
-        found[kind] = set(match.group(1).split())
-    return found
+def listed(path):
+    """The package names in a list file: one a line, '#' starts a comment."""
+    names = []
+    for line in path.read_text().splitlines():
+        names += line.split("#")[0].split()
+    return names
 
 
-def readme_lists(readme):
-    """{'apt': set, 'pip': set} from the install commands in the block after the marker."""
-    _, marker, rest = readme.partition("<!-- prerequisites -->")
-    if not marker:
-        raise SystemExit("README.md has no <!-- prerequisites --> marker")
-    block = re.search(r"```(?:bash|sh)\n(.*?)```", rest, re.S)
-    if not block:
-        raise SystemExit("no ```bash block follows the <!-- prerequisites --> marker")
-    found = {"apt": set(), "pip": set()}
-    for line in block.group(1).replace("\\\n", " ").splitlines():
+def install_blocks(text):
+    """Each ```bash block that follows a <!-- prerequisites --> marker, as a list of lines."""
+    blocks = []
+    for part in text.split("<!-- prerequisites -->")[1:]:
+        fence = re.match(r"\s*```(?:bash|sh)\n(.*?)```", part, re.S)
+        blocks.append(fence.group(1).replace("\\\n", " ").splitlines() if fence else None)
+    return blocks
+
+
+def check_block(page, lines, apt):
+    """Problems with one marked block."""
+    problems, saw_apt, saw_pip = [], False, False
+    for line in lines:
         words = line.split("#")[0].split()
         if "apt-get" in words and "install" in words:
-            found["apt"] |= {w for w in words[words.index("install") + 1:] if not w.startswith("-")}
+            saw_apt = True
+            names = [w for w in words[words.index("install") + 1:] if not w.startswith("-")]
+            if missing := [n for n in apt if n not in names]:
+                problems.append(f"{page}: its apt-get line lacks {' '.join(missing)} (apt-packages.txt)")
+            if extra := [n for n in names if n not in apt]:
+                problems.append(f"{page}: its apt-get line adds {' '.join(extra)}, which apt-packages.txt does not list")
         elif "pip" in words and "install" in words:
-            found["pip"] |= {w for w in words[words.index("install") + 1:] if not w.startswith("-")}
-    return found
+            saw_pip = True
+            rest = [w for w in words[words.index("install") + 1:] if not w.startswith("-")]
+            if rest != ["requirements.txt"] or "-r" not in words:
+                problems.append(f"{page}: its pip line must be `pip install -r requirements.txt`, not: {line.strip()}")
+    if not saw_apt:
+        problems.append(f"{page}: the block after <!-- prerequisites --> has no apt-get install line")
+    if not saw_pip:
+        problems.append(f"{page}: the block after <!-- prerequisites --> has no pip install line")
+    return problems
 
 
 def main():
-    readme = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "README.md"
-    script = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT / ".ci" / "run"
-    want, have = ci_lists(script.read_text()), readme_lists(readme.read_text())
-    ok = True
-    for kind in ("apt", "pip"):
-        if missing := sorted(want[kind] - have[kind]):
-            print(f"README.md does not list what CI installs ({kind}): {' '.join(missing)}")
-            ok = False
-        if extra := sorted(have[kind] - want[kind]):
-            print(f"README.md lists what CI does not install ({kind}): {' '.join(extra)}")
-            ok = False
-    if ok:
-        print(f"prerequisites: README.md and .ci/run agree "
-              f"({len(want['apt'])} system packages, {len(want['pip'])} Python packages)")
-    return 0 if ok else 1
+    root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parent.parent)
+    apt = listed(root / "apt-packages.txt")
+    problems = []
+
+    ci = (root / ".ci" / "run").read_text()
+    for source in ("apt-packages.txt", "requirements.txt"):
+        if source not in ci:
+            problems.append(f".ci/run does not install from {source}")
+
+    for page in PAGES_WITH_INSTALL_LINES:
+        blocks = install_blocks((root / page).read_text())
+        if not blocks:
+            problems.append(f"{page}: no <!-- prerequisites --> marker")
+        for lines in blocks:
+            if lines is None:
+                problems.append(f"{page}: no ```bash block right after <!-- prerequisites -->")
+            else:
+                problems += check_block(page, lines, apt)
+
+    for page in PAGES_WITH_TOOLKIT_RANGE:
+        found = [" ".join(m.split()) for m in TOOLKIT_PHRASE.findall((root / page).read_text())]
+        if not found:
+            problems.append(f"{page}: does not say which CUDA toolkits the course supports ({TOOLKIT_RANGE})")
+        problems += [f"{page}: says CUDA toolkit {m}; the course supports {TOOLKIT_RANGE}"
+                     for m in found if m != TOOLKIT_RANGE]
+
+    for problem in problems:
+        print(problem)
+    if not problems:
+        print(f"prerequisites: {', '.join(PAGES_WITH_INSTALL_LINES)} and .ci/run install the same "
+              f"{len(apt)} system packages and requirements.txt; every page says CUDA toolkit {TOOLKIT_RANGE}")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@ This script runs the block's first `nvcc` line (with any `\\` continuations, up 
 `&&`, `;` or `|`) as a reader would, from the chapter's folder, with two changes:
 `-arch=native` becomes an explicit architecture (native asks the GPU in the machine,
 and a build machine may have none), and the program is written to a temporary folder,
-so the source tree stays clean. It passes if nvcc exits 0 and the program appears.
+so the source tree stays clean. It passes if nvcc exits 0 and the program appears, and
+if the file the README's command writes is one git ignores (a reader who follows the README
+must not be left with an untracked file) and is not the name of a folder already there.
 
 Usage: scripts/check-readme-builds.py [--nvcc PATH] [--arch sm_90] [README.md ...]
        (default: every NN_name/README.md)
@@ -85,6 +87,19 @@ def adapted(words, nvcc, arch, out_dir):
     return result, output
 
 
+def output_problem(chapter, words):
+    """Why the README's own output file would trouble a reader's checkout, or None."""
+    name = next((words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-o", "--output-file")), None)
+    name = name or next((w.split("=", 1)[1] for w in words if w.startswith("--output-file=")), None)
+    target = chapter / name
+    if target.is_dir():
+        return f"{name} is a folder in {chapter.name}/: nvcc cannot write the program there"
+    ignored = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", str(target)])
+    if ignored.returncode == 1:
+        return f"{chapter.name}/{name} is not git-ignored: the build leaves an untracked file"
+    return None  # ignored, or no git here to ask
+
+
 def check(readme, nvcc, arch):
     """Builds one README's program; returns True if it built, None if the README has no marker."""
     chapter = readme.resolve().parent
@@ -103,6 +118,8 @@ def check(readme, nvcc, arch):
             print(completed.stdout.rstrip())
         built = completed.returncode == 0 and program.is_file()
         verdict = "built" if built else f"FAILED (exit status {completed.returncode})"
+        if problem := output_problem(chapter, words):
+            built, verdict = False, f"FAILED: {problem}"
         print(f"{chapter.name}: {verdict}: {program.name} in {seconds:.0f} s\n", flush=True)
         return built
 
