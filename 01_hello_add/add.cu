@@ -42,15 +42,18 @@ __global__ void add(int n, const float* x, float* y) {
 }
 
 [[noreturn]] void usage(const char* program, const std::string& problem) {
-  if (!problem.empty()) std::fprintf(stderr, "%s: %s\n", program, problem.c_str());
-  std::fprintf(problem.empty() ? stdout : stderr,
-               "Usage: %s [--n N]\n"
-               "Adds two arrays of N floats (default %lld, at most %lld) on the GPU with one thread.\n",
-               program, kDefaultN, kMaxN);
-  std::exit(problem.empty() ? 0 : kExitUsage);
+  if (problem.empty()) {
+    std::printf("Usage: %s [--n N]\n"
+                "Adds two arrays of N floats (default %lld, 1 to %lld) on the GPU with one thread.\n",
+                program, kDefaultN, kMaxN);
+    std::exit(0);
+  }
+  std::fprintf(stderr, "%s: %s (see %s --help)\n", program, problem.c_str(), program);
+  std::exit(kExitUsage);
 }
 
-// The array length from --n N (or --n=N). Anything else is a usage error (exit 2).
+// N from "--n N" or "--n=N", written as every chapter's programs take a number:
+// decimal digits ("1048576") or a power of two ("2^20"). Anything else is refused.
 int parse_n(int argc, char** argv) {
   long long n = kDefaultN;
   for (int i = 1; i < argc; ++i) {
@@ -61,33 +64,47 @@ int parse_n(int argc, char** argv) {
       value = argv[++i];
     } else if (arg.rfind("--n=", 0) == 0) {
       value = arg.substr(4);
+    } else if (arg == "--n") {
+      usage(argv[0], "--n needs a value");
     } else {
-      usage(argv[0], arg == "--n" ? "--n needs a value" : "unknown option '" + arg + "'");
+      usage(argv[0], (arg[0] == '-' ? "unknown option '" : "unexpected argument '") + arg + "'");
     }
-    char* end = nullptr;
+    const size_t caret = value.find('^');
+    const std::string digits = caret == std::string::npos ? value : value.substr(caret + 1);
+    const size_t sign = caret == std::string::npos && (value[0] == '-' || value[0] == '+');
+    if (digits.size() <= sign || digits.find_first_not_of("0123456789", sign) != std::string::npos ||
+        (caret != std::string::npos && value.substr(0, caret) != "2"))
+      usage(argv[0], "--n: '" + value + "' is not a whole number (from 1 to " +
+                         std::to_string(kMaxN) + ", e.g. 1048576 or 2^20)");
     errno = 0;
-    n = std::strtoll(value.c_str(), &end, 10);
-    if (value.empty() || *end != '\0' || errno == ERANGE)
-      usage(argv[0], "--n: '" + value + "' is not a whole number");
-    if (n < 1) usage(argv[0], "--n must be at least 1");
-    if (n > kMaxN) usage(argv[0], "--n must be at most " + std::to_string(kMaxN));
+    const long long number = std::strtoll(digits.c_str(), nullptr, 10);
+    if (errno == ERANGE || (caret != std::string::npos && number > 62))
+      usage(argv[0], "--n: '" + value + (value[0] == '-' ? "' is too small (at least 1)"
+                                                          : "' is too large (at most " +
+                                                                std::to_string(kMaxN) + ")"));
+    n = caret == std::string::npos ? number : 1LL << number;
+    if (n < 1) usage(argv[0], "--n must be at least 1 (got " + value + ")");
+    if (n > kMaxN) usage(argv[0], "--n must be at most " + std::to_string(kMaxN) + " (got " + value + ")");
   }
   return static_cast<int>(n);
 }
 
 // Exits 77 with the reason unless there is a GPU and this binary has code for it.
+[[noreturn]] void skip(const std::string& reason) {
+  std::fprintf(stderr, "No usable CUDA GPU: %s\nSkipping (exit code %d).\n", reason.c_str(), kExitNoGpu);
+  std::exit(kExitNoGpu);
+}
+
 void require_gpu() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "No usable CUDA GPU: %s (%s): check nvidia-smi and CUDA_VISIBLE_DEVICES.\n"
-                 "Skipping (exit code 77).\n",
-                 err == cudaErrorInsufficientDriver
-                     ? "no NVIDIA driver found, or it is older than this CUDA runtime"
-                     : "the driver reports no CUDA device",
-                 err != cudaSuccess ? cudaGetErrorName(err) : "0 devices");
-    std::exit(kExitNoGpu);
-  }
+  if (err == cudaErrorInsufficientDriver)
+    skip(std::string("no NVIDIA driver found, or it is older than this CUDA runtime (") +
+         cudaGetErrorName(err) + ").");
+  if (err != cudaSuccess || count == 0)
+    skip(std::string("the driver reports no CUDA device (") +
+         (err == cudaSuccess ? "0 devices" : cudaGetErrorName(err)) +
+         "); check nvidia-smi and CUDA_VISIBLE_DEVICES.");
   cudaDeviceProp prop{};
   CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("Device 0: %s (compute capability %d.%d)\n", prop.name, prop.major, prop.minor);
@@ -97,13 +114,10 @@ void require_gpu() {
   cudaFuncAttributes attributes{};
   const cudaError_t image = cudaFuncGetAttributes(&attributes, add);
   if (image == cudaErrorNoKernelImageForDevice || image == cudaErrorInvalidDeviceFunction) {
-    const int cc = prop.major * 10 + prop.minor;
-    std::fprintf(stderr,
-                 "No usable CUDA GPU: this binary has no code for %s (compute capability %d.%d).\n"
-                 "Rebuild for it: nvcc -arch=sm_%d ... (or -arch=native), or with CMake\n"
-                 "-DCMAKE_CUDA_ARCHITECTURES=%d.\nSkipping (exit code 77).\n",
-                 prop.name, prop.major, prop.minor, cc, cc);
-    std::exit(kExitNoGpu);
+    const std::string cc = std::to_string(prop.major * 10 + prop.minor);
+    skip(std::string(prop.name) + " is compute capability " + std::to_string(prop.major) + "." +
+         std::to_string(prop.minor) + ", but this binary holds no code for it. Rebuild with " +
+         "nvcc -arch=sm_" + cc + " (or -arch=native), or -DCMAKE_CUDA_ARCHITECTURES=" + cc + ".");
   }
   CHECK(image);
 }

@@ -47,7 +47,11 @@ TEST_CASE("bad values are refused with a message that names the option") {
       {{"--n", "12x"}, "is not a whole number"},
       {{"--n", ""}, "is not a whole number"},
       {{"--n", "3^4"}, "is not a whole number"},
-      {{"--n", "99999999999999999999999"}, "is too large"},
+      {{"--n", "99999999999999999999999"}, "is too large (at most 1048576)"},
+      {{"--n", "-99999999999999999999999"}, "is too small (at least 1)"},
+      {{"--n", "2^99"}, "is too large"},
+      {{"--n", " 5"}, "is not a whole number"},
+      {{"--n", "5 "}, "is not a whole number"},
       {{"--n", "2^21"}, "--n must be at most"},
       {{"--n"}, "--n needs a value"},
       {{"--mode", "slow"}, "is not one of all, fast"},
@@ -84,8 +88,11 @@ TEST_CASE("parse_integer accepts decimal and powers of two only") {
   CHECK(v == (1LL << 31));
   CHECK(tutorial::parse_integer("-7", v) == IntegerParse::kOk);
   CHECK(v == -7);
-  CHECK(tutorial::parse_integer("2^63", v) == IntegerParse::kOutOfRange);
-  CHECK(tutorial::parse_integer("99999999999999999999", v) == IntegerParse::kOutOfRange);
+  CHECK(tutorial::parse_integer("+5", v) == IntegerParse::kOk);
+  CHECK(v == 5);
+  CHECK(tutorial::parse_integer("2^63", v) == IntegerParse::kTooLarge);
+  CHECK(tutorial::parse_integer("99999999999999999999", v) == IntegerParse::kTooLarge);
+  CHECK(tutorial::parse_integer("-99999999999999999999", v) == IntegerParse::kTooSmall);
   CHECK(tutorial::parse_integer("1e6", v) == IntegerParse::kNotANumber);
   CHECK(tutorial::parse_integer("0x10", v) == IntegerParse::kNotANumber);
   CHECK(tutorial::parse_integer("-", v) == IntegerParse::kNotANumber);
@@ -107,4 +114,23 @@ TEST_CASE("a single dash before a known option suggests the double dash") {
   CHECK(r.message.find("did you mean --n?") != std::string::npos);
   tutorial::Cli other = make_cli();
   CHECK(parse(other, {"-x"}).message.find("unexpected argument") != std::string::npos);
+}
+
+TEST_CASE("the hint for a value that is not a number fits the option's range") {
+  tutorial::Cli cli("prog", "A test program.");
+  cli.add_int("n", "elements", 100, 1, 1 << 28);
+  cli.add_int("runs", "timed runs", 10, 1, 1000);
+  const auto n = parse(cli, {"--n", "abc"});
+  CHECK(n.message.find("from 1 to 268435456, e.g. 1048576 or 2^20") != std::string::npos);
+  const auto runs = parse(cli, {"--runs", "abc"});
+  CHECK(runs.message.find("from 1 to 1000)") != std::string::npos);
+  CHECK(runs.message.find("2^20") == std::string::npos);
+}
+
+TEST_CASE("a usage error is one line that points to --help") {
+  tutorial::Cli cli = make_cli();
+  const auto r = parse(cli, {"--n", "0"});
+  const std::string line = cli.error_line(r.message);
+  CHECK(line == "prog: --n must be at least 1 (got 0) (see prog --help)\n");
+  CHECK(line.find('\n') == line.size() - 1);
 }

@@ -3,8 +3,8 @@
 ///
 /// Host-only C++ (no CUDA), so it is unit-tested without a GPU. Options are
 /// `--name value` or `--name=value`; integers are written in decimal (`1048576`)
-/// or as a power of two (`2^20`). A bad value is a usage error: a message, the
-/// help text, exit code 2.
+/// or as a power of two (`2^20`). A bad value is a usage error: one line that says
+/// what was wrong and points to `--help`, exit code 2.
 ///
 /// Why not CLI11: the course must build from its own checkout on any machine with a
 /// CUDA toolkit and CMake, lent GPU machines without a package manager included, and
@@ -23,11 +23,11 @@
 namespace tutorial {
 
 /// What parse_integer() made of a text.
-enum class IntegerParse { kOk, kNotANumber, kOutOfRange };
+enum class IntegerParse { kOk, kNotANumber, kTooLarge, kTooSmall };
 
-/// Parses a whole number written as decimal digits ("1048576") or a power of two
-/// ("2^20"). A well-formed number past what 64 bits hold (or 2^63 and up) is kOutOfRange,
-/// so the message can say "too large" rather than "not a number".
+/// Parses a whole number written as decimal digits ("1048576", "-5", "+5") or a power of
+/// two ("2^20"); no spaces. A well-formed number past what 64 bits hold (2^63 and up) is
+/// kTooLarge, below it kTooSmall, so the message can say so rather than "not a number".
 inline IntegerParse parse_integer(const std::string& text, long long& value) {
   if (text.empty()) return IntegerParse::kNotANumber;
   const size_t caret = text.find('^');
@@ -36,7 +36,7 @@ inline IntegerParse parse_integer(const std::string& text, long long& value) {
     if (parse_integer(text.substr(0, caret), base) != IntegerParse::kOk || base != 2 ||
         parse_integer(text.substr(caret + 1), exponent) != IntegerParse::kOk || exponent < 0)
       return IntegerParse::kNotANumber;
-    if (exponent > 62) return IntegerParse::kOutOfRange;
+    if (exponent > 62) return IntegerParse::kTooLarge;
     value = 1LL << exponent;
     return IntegerParse::kOk;
   }
@@ -47,7 +47,7 @@ inline IntegerParse parse_integer(const std::string& text, long long& value) {
   errno = 0;
   char* end = nullptr;
   value = std::strtoll(text.c_str(), &end, 10);
-  if (errno == ERANGE) return IntegerParse::kOutOfRange;
+  if (errno == ERANGE) return text[0] == '-' ? IntegerParse::kTooSmall : IntegerParse::kTooLarge;
   return *end == '\0' ? IntegerParse::kOk : IntegerParse::kNotANumber;
 }
 
@@ -135,11 +135,14 @@ class Cli {
       if (o.kind == Kind::kInt) {
         long long v = 0;
         const IntegerParse parsed = parse_integer(value, v);
-        if (parsed == IntegerParse::kOutOfRange)
+        if (parsed == IntegerParse::kTooLarge)
           return error("--" + name + ": '" + value + "' is too large (at most " +
                        std::to_string(o.max_value) + ")");
+        if (parsed == IntegerParse::kTooSmall)
+          return error("--" + name + ": '" + value + "' is too small (at least " +
+                       std::to_string(o.min_value) + ")");
         if (parsed != IntegerParse::kOk)
-          return error("--" + name + ": '" + value + "' is not a whole number (write e.g. 1048576 or 2^20)");
+          return error("--" + name + ": '" + value + "' is not a whole number (" + range_hint(o) + ")");
         if (v < o.min_value)
           return error("--" + name + " must be at least " + std::to_string(o.min_value) + " (got " + value + ")");
         if (v > o.max_value)
@@ -154,8 +157,8 @@ class Cli {
     return {};
   }
 
-  /// Parses \p argv; prints the help and exits 0 on --help, prints the problem and
-  /// the help and exits 2 on a usage error.
+  /// Parses \p argv; prints the help and exits 0 on --help, prints error_line() and
+  /// exits 2 on a usage error.
   void parse_or_exit(int argc, const char* const* argv) {
     const ParseResult result = parse(argc, argv);
     if (result.status == ParseResult::Status::kHelp) {
@@ -163,9 +166,15 @@ class Cli {
       std::exit(0);
     }
     if (result.status == ParseResult::Status::kError) {
-      std::fprintf(stderr, "%s: %s\n\n%s", program_.c_str(), result.message.c_str(), help().c_str());
+      std::fputs(error_line(result.message).c_str(), stderr);
       std::exit(2);
     }
+  }
+
+  /// A usage error as the program prints it: one line, with where to look next. (The
+  /// whole help on every typo buries the one line that matters.)
+  std::string error_line(const std::string& message) const {
+    return program_ + ": " + message + " (see " + program_ + " --help)\n";
   }
 
   long long get_int(const std::string& name) const { return find(name, Kind::kInt).int_value; }
@@ -219,6 +228,13 @@ class Cli {
       std::abort();
     }
     return it->second;
+  }
+  /// What a valid value looks like, for a message: the range, plus the two spellings
+  /// where they fit it.
+  static std::string range_hint(const Option& o) {
+    std::string hint = "from " + std::to_string(o.min_value) + " to " + std::to_string(o.max_value);
+    if (o.min_value <= (1LL << 20) && (1LL << 20) <= o.max_value) hint += ", e.g. 1048576 or 2^20";
+    return hint;
   }
   static bool is_choice(const Option& o, const std::string& value) {
     for (const auto& c : o.choices)
