@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""Opens the site's landing page in headless Chromium and checks that the course map renders.
+"""Opens the site in headless Chromium: the course map renders, and so does Chinese text.
 
     check_browser.py <html folder>/index.html [--screenshot out.png] [--chromium PATH]
 
-Two runs of Debian's `chromium --headless`: one takes a screenshot (an artefact to look
-at), one dumps the DOM after the page's scripts ran. The DOM must hold the course map:
-a link to every chapter page the site has, with that chapter's title, and the
-navigation tree that Doxygen's JavaScript builds. Exit 0 if so, 1 if not, 77 (skipped)
-where no Chromium is installed.
+Runs of Debian's `chromium --headless`: one takes a screenshot (an artefact to look at),
+one dumps the DOM after the page's scripts ran. The DOM must hold the course map: a link
+to every chapter page the site has, with that chapter's title, and the navigation tree
+that Doxygen's JavaScript builds. Then the Chinese characters of the glossary page are
+drawn, in the site's own font, on a canvas in the same browser: a machine without a font
+for them draws the same empty box for each (tofu), so each must differ from the others
+and from a character no font has. A screenshot of the glossary is kept beside the first.
+Exit 0 if all holds, 1 if not, 77 (skipped) where no Chromium is installed.
 """
 import argparse
+import json
 import re
 import shutil
 import subprocess
@@ -25,6 +29,63 @@ def chromium(binary, profile, *args):
                "--hide-scrollbars", "--no-first-run", "--user-data-dir=" + profile,
                "--virtual-time-budget=5000", *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=90)
+
+
+# A page in the site's folder, with the site's style sheets, that draws each character on a
+# canvas and writes what it found into the DOM for --dump-dom to read.
+GLYPH_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8">%s</head>
+<body><div class="contents" id="probe">x</div><pre id="result"></pre><script>
+const chars = %s;
+const font = "48px " + getComputedStyle(document.getElementById("probe")).fontFamily;
+function drawn(ch) {
+  const canvas = document.createElement("canvas");
+  canvas.width = canvas.height = 64;
+  const g = canvas.getContext("2d");
+  g.font = font;
+  g.fillText(ch, 4, 52);
+  return Array.from(g.getImageData(0, 0, 64, 64).data).join(",");
+}
+const missing = drawn("\\u{10FFFD}");   // a private-use character: no font has it
+const seen = {}, result = {font: font, tofu: [], same: []};
+for (const ch of chars) {
+  const image = drawn(ch);
+  if (image === missing) result.tofu.push(ch);
+  else if (seen[image]) result.same.push(seen[image] + ch);
+  else seen[image] = ch;
+}
+document.getElementById("result").textContent = "GLYPHS " + JSON.stringify(result);
+</script></body></html>
+"""
+
+
+def check_chinese(binary, profile, html_dir, screenshot):
+    """Problems with the glossary's Chinese characters in this browser, or [] if they render."""
+    glossary = html_dir / "glossary.html"
+    if not glossary.exists():
+        return ["the site has no glossary.html"]
+    chars = sorted(set(re.findall(r"[\u4e00-\u9fff]", glossary.read_text(encoding="utf-8"))))
+    if len(chars) < 10:
+        return ["the glossary holds %d Chinese characters; its Chinese column is missing" % len(chars)]
+    chromium(binary, profile, "--window-size=1280,1600", "--screenshot=%s" % screenshot,
+             glossary.as_uri())
+    sheets = "".join('<link rel="stylesheet" href="%s">' % css.name for css in sorted(html_dir.glob("*.css")))
+    with tempfile.NamedTemporaryFile("w", suffix=".html", dir=html_dir, encoding="utf-8") as page:
+        page.write(GLYPH_PAGE % (sheets, json.dumps(chars)))
+        page.flush()
+        dom = chromium(binary, profile, "--dump-dom", Path(page.name).as_uri())
+    found = re.search(r"GLYPHS (\{.*?\})</pre>", dom.stdout)
+    if not found:
+        return ["the glyph test page did not run: %s" % dom.stderr.strip()[-300:]]
+    result = json.loads(found.group(1))
+    problems = []
+    if result["tofu"] or result["same"]:
+        problems.append("%d of the glossary's %d Chinese characters draw as empty boxes in %s "
+                        "(e.g. %s): install a CJK font (Debian: apt-get install fonts-noto-cjk)"
+                        % (len(result["tofu"]) + len(result["same"]), len(chars), result["font"],
+                           "".join((result["tofu"] + result["same"])[:6])))
+    print("check_browser: %d Chinese characters of the glossary drawn in %s, %d as empty boxes"
+          % (len(chars), result["font"], len(result["tofu"]) + len(result["same"])))
+    return problems
 
 
 def main():
@@ -46,10 +107,11 @@ def main():
     url = index.as_uri()
     html_dir = index.parent
 
+    glossary_shot = args.screenshot.with_name("glossary.png")
     with tempfile.TemporaryDirectory() as profile:
         shot = chromium(binary, profile, "--window-size=1280,1600", "--screenshot=%s" % args.screenshot, url)
         dom = chromium(binary, profile, "--dump-dom", url)
-    problems = []
+        problems = check_chinese(binary, profile, html_dir, glossary_shot)
     if not args.screenshot.exists() or args.screenshot.stat().st_size < 20000:
         problems.append("no screenshot, or an almost empty one, at %s (chromium said: %s)"
                         % (args.screenshot, shot.stderr.strip()[-500:]))
