@@ -234,7 +234,7 @@ int main(int argc, char** argv) {
   const size_t stream_n = cli.get_int("stream-n");
   const tutorial::TimingPlan plan{3, static_cast<int>(cli.get_int("runs"))};
   auto usage_error = [&](const std::string& message) {
-    std::fprintf(stderr, "03_launch_params: %s\n\n%s", message.c_str(), cli.help().c_str());
+    std::fputs(cli.error_line(message).c_str(), stderr);
     return tutorial::kExitUsage;
   };
   const size_t elements = static_cast<size_t>(rows) * cols;
