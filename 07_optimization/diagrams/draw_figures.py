@@ -483,6 +483,7 @@ def sgemm_register_tiling(step):
         s.text(tx, ay + 10 + 16 * i, line, 11)
     s.text(20, ay + BM * u + 50, "Dark blue: what the thread reads from shared memory at one k; dashed: where it goes; grey grid: the threads' tiles.", 10, fill=MUTED)
     s.text(20, ay + BM * u + 64, "Drawn to scale, %d pixels an element." % u, 10, fill=MUTED)
+    s.height = ay + BM * u + 74
     return s
 
 
