@@ -32,16 +32,15 @@ class Svg:
     def __init__(self, width, height, title):
         self.width, self.height, self.title, self.items = width, height, title, []
 
-    def rect(self, x, y, w, h, fill=MEMORY, stroke=INK, width=1.0, dash=None, opacity=None):
-        extra = (' stroke-dasharray="%s"' % dash if dash else "") + (' fill-opacity="%s"' % opacity if opacity else "")
+    def rect(self, x, y, w, h, fill=MEMORY, stroke=INK, width=1.0, dash=None):
+        extra = ' stroke-dasharray="%s"' % dash if dash else ""
         self.items.append('<rect x="%g" y="%g" width="%g" height="%g" fill="%s" stroke="%s" stroke-width="%g"%s/>'
                           % (x, y, w, h, fill, stroke, width, extra))
 
-    def text(self, x, y, s, size=12, anchor="start", weight="normal", fill=INK, italic=False):
+    def text(self, x, y, s, size=12, anchor="start", weight="normal", fill=INK):
         s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        style = ' font-style="italic"' if italic else ""
-        self.items.append('<text x="%g" y="%g" font-size="%g" text-anchor="%s" font-weight="%s" fill="%s"%s>%s</text>'
-                          % (x, y, size, anchor, weight, fill, style, s))
+        self.items.append('<text x="%g" y="%g" font-size="%g" text-anchor="%s" font-weight="%s" fill="%s">%s</text>'
+                          % (x, y, size, anchor, weight, fill, s))
 
     def line(self, x1, y1, x2, y2, stroke=INK, width=1.0, arrow=False, dash=None):
         extra = (' marker-end="url(#arrow)"' if arrow else "") + (' stroke-dasharray="%s"' % dash if dash else "")
