@@ -4,6 +4,8 @@
 // on the partial sums, and again, until one value is left: 2^28 floats -> 2^20 partials
 // -> 2^12 -> 16 -> 1 with 256 elements a block. Every pass after the first is small, but each
 // is a launch, and each reads and writes memory.
+// Indices are int, safe because the runner caps n at lab::kMaxElements = 2^30 (lab.cuh): no
+// index or index + kBlock reaches 2^31 (chapter 03's big_index.cu shows what happens past it).
 #pragma once
 
 #include <tutorial/buffer.cuh>

@@ -23,7 +23,9 @@ struct WarptileConfig {
   static constexpr int TM = 8, TN = 4;
   // Blocks that must fit on one SM together: __launch_bounds__'s second argument, which makes
   // ptxas keep registers per thread <= 65536 / (threads * MIN_BLOCKS), spilling if it must.
-  // 0: no such demand (the same as leaving the argument out; ptxas chose 222 registers here).
+  // 0: no such demand (the same as leaving the argument out). How many registers ptxas then
+  // chose: `cuobjdump --dump-resource-usage build/bin/07_sgemm` (REG: of each sgemm_warptiling),
+  // or the README's table of compiled kernels, which 07_optimization/sass_table.py writes.
   static constexpr int MIN_BLOCKS = 0;
 };
 

@@ -3,8 +3,9 @@
 // tile shapes: they compile many configurations and pick by measurement (CUTLASS's profiler,
 // cuBLAS's heuristics, Triton's autotune), because the best shape depends on the GPU.
 //
-// Why these five. Step 7's tiles (8a) need 222-246 registers per thread, so only 2 blocks of 128
-// threads fit on an SM: 8 warps, 2 per scheduler, to hide shared-memory latency and barriers.
+// Why these five. Step 7's tiles (8a) need well over 128 registers per thread (the README's table
+// of compiled kernels), so only 2 blocks of 128 threads fit on an SM: 8 warps, 2 per scheduler,
+// to hide shared-memory latency and barriers.
 // Each configuration changes one thing against an earlier one:
 //   8a  step 7's tiles: 128 x 128 x 16 block tile, 4 warps of 64 x 64, 8 x 16 results a thread.
 //   8b  8a with each thread's 8 rows as 2 runs of 4, 32 rows apart (TM = 4, so WMITER = 2). At one
