@@ -139,6 +139,7 @@ class Converter:
         self._anchors = {}  # repo-relative path -> what anchors() found
         self.used_labels = set(page_of.values()) | set(link_map.values())
         self.current = ""  # the file being converted
+        self.broken_anchors = []  # (page, link target) whose #anchor names no heading
 
     # --- links and images -------------------------------------------------
     def resolve(self, base, target):
@@ -155,6 +156,8 @@ class Converter:
         page, _, fragment = target.partition("#")
         if not page:  # an anchor in this page, in GitHub's naming: its Doxygen label
             anchor = self.anchors(self.repo / self.current)[0].get(fragment)
+            if not anchor:
+                self.broken_anchors.append((self.current, target))
             return self.ref(text, anchor) if anchor else text
         path = self.resolve(base, page)
         if path is not None:
@@ -164,6 +167,7 @@ class Converter:
                     anchor = self.anchors(self.repo / candidate)[0].get(fragment)
                     if anchor:
                         return self.ref(text, anchor)
+                    self.broken_anchors.append((self.current, target))
                 if candidate in self.link_map:
                     return self.ref(text, self.link_map[candidate])
                 if candidate in self.source_files:
@@ -258,7 +262,9 @@ class Converter:
     HTML_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)\b[^<>]*>")
 
     def inline(self, base, line):
-        """One line of running text: code spans, links, images, comments kept intact."""
+        """One line of running text: code spans, links and images kept intact. A comment inside
+        running text (a figure's <!--fig:...--> marker) is dropped: Doxygen would drop the space
+        after it ("3009GB/s")."""
         out = []
         pos = 0
         while pos < len(line):
@@ -285,7 +291,7 @@ class Converter:
                     pos += end + len(ticks)
                 continue
             for regex, handler in ((self.LINK, self._link_match), (self.AUTOLINK, lambda b, m: m.group(0)),
-                                   (self.HTML_IMG, self._img_match), (self.COMMENT, lambda b, m: m.group(0)),
+                                   (self.HTML_IMG, self._img_match), (self.COMMENT, lambda b, m: ""),
                                    (self.HTML_TAG, self._tag_match)):
                 m = regex.match(rest)
                 if m:
@@ -624,7 +630,12 @@ def main():
         f.write('STRIP_FROM_PATH = "%s" "%s"\n' % (out / "pages", repo))
     print("build_pages.py: %d pages (%d chapters), %d source files"
           % (len(written), sum(p.label.startswith("chapter") for p in sequence), len(sources)))
+    # A link to a section that does not exist would silently lead to the top of the page.
+    for source, target in conv.broken_anchors:
+        print("build_pages.py: %s links to %s, but no heading there has that anchor" % (source, target),
+              file=sys.stderr)
+    return 1 if conv.broken_anchors else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
