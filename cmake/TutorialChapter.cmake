@@ -20,6 +20,7 @@ set(TUTORIAL_RESULTS_DIR ${PROJECT_SOURCE_DIR}/docs/results CACHE PATH
     "Where the GPU check's benchmark runs write their record")
 if(TUTORIAL_GPU_CHECK)
   find_program(TUTORIAL_COMPUTE_SANITIZER compute-sanitizer HINTS ${CUDAToolkit_BIN_DIR} REQUIRED)
+  find_package(Python3 COMPONENTS Interpreter REQUIRED)  # scripts/results.py records the benchmarks
 endif()
 
 function(tutorial_add_chapter target)
@@ -66,8 +67,11 @@ endfunction()
 # A run for the GPU check (scripts/gpu-check.sh), registered as CTest tests:
 #   sanitize:  <name>.sanitize.<tool> for memcheck, racecheck, initcheck and synccheck,
 #              label "sanitize" (run them with `ctest -L sanitize -j4`);
-#   benchmark: <name>.benchmark, label "benchmark", run one at a time; its output is
-#              kept as ${TUTORIAL_RESULTS_DIR}/<name>.md, the record the READMEs quote.
+#   benchmark: <name>.benchmark, label "benchmark", run one at a time; scripts/results.py
+#              keeps the run as data in ${TUTORIAL_RESULTS_DIR}/data/<name>.json (command,
+#              exit status, where and when, the SUMMARY lines it printed, if any) and
+#              <name>.output.txt, and renders ${TUTORIAL_RESULTS_DIR}/<name>.md, the page the
+#              READMEs quote. Any command works: a program, a script, a Python demo.
 # Both exist only when the build is configured with -DTUTORIAL_GPU_CHECK=ON (the GPU
 # check does this), so a plain `ctest` never runs a sanitizer or a benchmark.
 function(tutorial_add_gpu_command kind name)
@@ -84,8 +88,8 @@ function(tutorial_add_gpu_command kind name)
     endforeach()
   elseif(kind STREQUAL "benchmark")
     add_test(NAME ${name}.benchmark
-             COMMAND bash ${TUTORIAL_SCRIPTS_DIR}/record_output.sh
-                     ${TUTORIAL_RESULTS_DIR}/${name}.md ${ARGN}
+             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/results.py record ${name}
+                     --results ${TUTORIAL_RESULTS_DIR} -- ${ARGN}
              WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
     # Timings need the GPU to themselves.
     set_tests_properties(${name}.benchmark PROPERTIES LABELS "benchmark" RUN_SERIAL TRUE TIMEOUT 600)

@@ -53,24 +53,26 @@ def _first_line(command):
     return out.strip().splitlines()[0] if out.strip() else "unknown"
 
 
-def run_info(commit=None):
-    """Device, driver, toolkit, commit and date of a run on this machine."""
+def run_info(commit=None, nvcc=None):
+    """Device, driver, toolkit, commit and date of a run on this machine. \p nvcc: the version
+    of the nvcc that made a build carried here (scripts/gpu-check.sh --prebuilt)."""
     def gpu(field):
         return _first_line(["nvidia-smi", f"--query-gpu={field}", "--format=csv,noheader"])
 
     smi = subprocess.run(["nvidia-smi"], capture_output=True, text=True).stdout if gpu("name") != "unknown" else ""
     driver_cuda = next((line.split("CUDA Version:")[1].split()[0] for line in smi.splitlines()
                         if "CUDA Version:" in line), "unknown")
-    nvcc = next((line for line in _nvcc_version().splitlines() if "release" in line), "")
+    here = next((line for line in _nvcc_version().splitlines() if "release" in line), "")
     # "Cuda compilation tools, release 13.0, V13.0.88" -> "13.0 (V13.0.88)"
-    release, _, build = nvcc.partition("release ")[2].partition(", ")
+    release, _, build = here.partition("release ")[2].partition(", ")
     if commit is None:
         commit = _first_line(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
         if subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True,
                           text=True).stdout.strip():
             commit += " (with uncommitted changes)"
     return {"gpu": gpu("name"), "compute_cap": gpu("compute_cap"), "driver": gpu("driver_version"),
-            "driver_cuda": driver_cuda, "nvcc": f"{release} ({build})" if release else "unknown",
+            "driver_cuda": driver_cuda,
+            "nvcc": f"{nvcc} (the build's)" if nvcc else f"{release} ({build})" if release else "unknown",
             "cmake": _first_line(["cmake", "--version"]),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "commit": commit}
@@ -115,9 +117,14 @@ def save(results, name, command, status, seconds, output, run):
 
 
 def load(name, results=RESULTS):
-    """One recorded run: its JSON, with its output under "output"."""
+    """One recorded run: its JSON, with its output under "output". "headlines" is the check's
+    headlines, rendered from its record like a run's output, for pages that quote them."""
     folder = data_dir(results)
     path = folder / f"{name}.json"
+    if name == "headlines" and (folder / "record.json").exists():
+        record = json.loads((folder / "record.json").read_text())
+        return {"name": name, "run": record["run"], "summaries": [],
+                "output": "\n".join(headline_lines(record, results))}
     if not path.exists():
         raise LookupError(f"no recorded run '{name}' ({os.path.relpath(path, ROOT)} is missing)")
     found = json.loads(path.read_text())
@@ -331,12 +338,17 @@ def headline(name, sums):
     return lines
 
 
-def render_headlines(record, results=RESULTS):
+def headline_lines(record, results=RESULTS):
     heads = []
     for name in benchmark_names(record):
         found = _load_or_none(name, results)
         if found and found["summaries"]:
             heads += headline(name, found["summaries"])
+    return heads
+
+
+def render_headlines(record, results=RESULTS):
+    heads = headline_lines(record, results)
     if not heads:
         return None
     return "\n".join(["# headlines", "", run_line(record["run"]),
@@ -377,6 +389,7 @@ def main():
     sub = parser.add_subparsers(dest="action", required=True)
     about = sub.add_parser("about")
     about.add_argument("--commit")
+    about.add_argument("--nvcc", help="the nvcc version of a build made elsewhere")
     rec = sub.add_parser("record")
     rec.add_argument("name")
     rec.add_argument("--results", type=pathlib.Path, default=RESULTS)
@@ -391,7 +404,7 @@ def main():
     args = parser.parse_args()
 
     if args.action == "about":
-        print(json.dumps(run_info(args.commit), indent=1))
+        print(json.dumps(run_info(args.commit, args.nvcc), indent=1))
         return 0
     if args.action == "record":
         command = args.command[1:] if args.command[:1] == ["--"] else args.command
