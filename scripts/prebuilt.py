@@ -48,9 +48,10 @@ def absolute_paths(word):
     return [part for part in word.split() if part.startswith("/")]
 
 
-def loaded_libraries(program):
+def loaded_libraries(program, library_path=""):
     """{library name: path or None (not found)} of what ldd says \\p program loads."""
-    out = subprocess.run(["ldd", str(program)], capture_output=True, text=True).stdout
+    env = {**os.environ, "LD_LIBRARY_PATH": library_path} if library_path else None
+    out = subprocess.run(["ldd", str(program)], capture_output=True, text=True, env=env).stdout
     found = {}
     for line in out.splitlines():
         name, arrow, rest = line.strip().partition(" => ")
