@@ -186,8 +186,12 @@ def record_command(name, command, results):
     run = json.loads(pathlib.Path(info).read_text()) if info else {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
     begin = time.monotonic()
-    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          errors="replace")
+    try:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors="replace")
+    except OSError as err:
+        print(f"results.py: cannot run {command[0]}: {err.strerror}")
+        return 127
     seconds = round(time.monotonic() - begin)
     print(done.stdout, end="")
     if done.returncode == 77:  # no usable GPU (or tool): nothing measured, keep the last record
@@ -393,7 +397,6 @@ def main():
     rec = sub.add_parser("record")
     rec.add_argument("name")
     rec.add_argument("--results", type=pathlib.Path, default=RESULTS)
-    rec.add_argument("command", nargs=argparse.REMAINDER)
     write = sub.add_parser("write")
     write.add_argument("--logs", type=pathlib.Path, required=True)
     write.add_argument("--results", type=pathlib.Path, default=RESULTS)
@@ -401,13 +404,15 @@ def main():
     ren = sub.add_parser("render")
     ren.add_argument("--results", type=pathlib.Path, default=RESULTS)
     ren.add_argument("--check", action="store_true")
-    args = parser.parse_args()
+    argv, command = sys.argv[1:], []
+    if "--" in argv:  # record's command, with options of its own
+        argv, command = argv[:argv.index("--")], argv[argv.index("--") + 1:]
+    args = parser.parse_args(argv)
 
     if args.action == "about":
         print(json.dumps(run_info(args.commit, args.nvcc), indent=1))
         return 0
     if args.action == "record":
-        command = args.command[1:] if args.command[:1] == ["--"] else args.command
         if not command:
             parser.error("record: no command after --")
         return record_command(args.name, command, args.results)
