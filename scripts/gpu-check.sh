@@ -70,8 +70,9 @@ if wants build || [ -n "$prebuilt" ] || [ ! -f "$logs/run.json" ]; then
     ${prebuilt:+--nvcc "$(cat "$logs/build-nvcc")"} >"$logs/run.json" || exit 1
 fi
 export TUTORIAL_RUN_INFO=$logs/run.json
-python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))
-print(f"gpu-check: {r[\"gpu\"]} (compute capability {r[\"compute_cap\"]}), driver {r[\"driver\"]}, nvcc {r[\"nvcc\"]}")' \
+python3 -c 'import json, sys
+run = json.load(open(sys.argv[1]))
+print("gpu-check: %(gpu)s (compute capability %(compute_cap)s), driver %(driver)s, nvcc %(nvcc)s" % run)' \
   "$logs/run.json"
 
 # run_ctest <step> <ctest arguments...>: CTest's JUnit file is what the record reads. CTest keeps

@@ -121,6 +121,12 @@ def pack(build):
     return 0
 
 
+def selected(test):
+    """Whether gpu-check.sh --prebuilt runs \\p test: labelled gpu, cli or host, not docs or record."""
+    labels = next((p["value"] for p in test.get("properties", []) if p["name"] == "LABELS"), [])
+    return bool(set(labels) & {"gpu", "cli", "host"}) and not set(labels) & {"docs", "record"}
+
+
 def prepare(build, logs, record):
     build, logs = pathlib.Path(build).resolve(), pathlib.Path(logs)
     logs.mkdir(parents=True, exist_ok=True)
@@ -145,6 +151,8 @@ def prepare(build, logs, record):
     library_path = f"{build / 'carry-lib'}:{os.environ.get('LD_LIBRARY_PATH', '')}"
     not_run = {}
     for test in tests["tests"]:
+        if not selected(test):
+            continue
         name, command = test["name"], test.get("command") or [""]
         for path in (p for word in command for p in absolute_paths(word)):
             if path in tools and not os.path.exists(path):

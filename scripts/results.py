@@ -54,7 +54,7 @@ def _first_line(command):
 
 
 def run_info(commit=None, nvcc=None):
-    """Device, driver, toolkit, commit and date of a run on this machine. \p nvcc: the version
+    """Device, driver, toolkit, commit and date of a run on this machine. nvcc: the version
     of the nvcc that made a build carried here (scripts/gpu-check.sh --prebuilt)."""
     def gpu(field):
         return _first_line(["nvidia-smi", f"--query-gpu={field}", "--format=csv,noheader"])
