@@ -20,7 +20,6 @@ import datetime
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 import tarfile

@@ -173,7 +173,7 @@ def number(cell):
         return None
 
 
-def render_run(found, results=RESULTS):
+def render_run(found):
     command = found["command"]
     return "\n".join([f"# {found['name']}", "", run_line(found["run"]),
                       f"Command: `{command}` (exit status {found['exit_status']}, {found['seconds']} s)",
@@ -198,7 +198,7 @@ def record_command(name, command, results):
         return 77
     shown = " ".join(shlex.quote(word) for word in command).replace(f"{ROOT}/", "")
     save(results, name, shown, done.returncode, seconds, done.stdout, run)
-    (pathlib.Path(results) / f"{name}.md").write_text(render_run(load(name, results), results))
+    (pathlib.Path(results) / f"{name}.md").write_text(render_run(load(name, results)))
     return done.returncode
 
 
@@ -247,9 +247,9 @@ def plural(count, word):
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def problems(record, results=RESULTS):
+def problems(record):
     """What keeps a check from passing: a failed or skipped test (a skip on a GPU machine hides
-    a problem too), a sanitizer run without its summary, a benchmark that kept no record."""
+    a problem too), and a sanitizer run whose output ends without its summary (cut short)."""
     found = []
     for step, cases in record["steps"].items():
         for case in cases:
@@ -312,7 +312,7 @@ def render_record(record, results=RESULTS):
         out += ["## Outputs", ""]
         out += [f"- [{name}]({name}.md)" for name in record["outputs"]]
         out.append("")
-    found = problems(record, results)
+    found = problems(record)
     out += ["## Verdict", ""]
     out += ["Every step passed."] if not found else ["Problems:", ""] + [f"- {p}" for p in found]
     return "\n".join(out) + "\n"
@@ -367,7 +367,7 @@ def pages(results=RESULTS):
     for path in sorted(data_dir(results).glob("*.json")):
         found = json.loads(path.read_text())
         if found.get("kind") == "run":
-            rendered[results / f"{path.stem}.md"] = render_run(load(path.stem, results), results)
+            rendered[results / f"{path.stem}.md"] = render_run(load(path.stem, results))
         elif found.get("kind") == "record":
             rendered[results / found["page"]] = render_record(found, results)
             if path.stem == "record":
@@ -421,7 +421,7 @@ def main():
         record = write_record(args.logs, args.results, args.record,
                               json.loads(extra.read_text()) if extra.exists() else None)
         render(args.results)
-        found = problems(record, args.results)
+        found = problems(record)
         print(f"record written to {args.results}" + (f"; problems: {len(found)}" if found else ""))
         for p in found:
             print(f"  {p}")
