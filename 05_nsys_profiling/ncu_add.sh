@@ -32,58 +32,58 @@ if ! command -v "$ncu" >/dev/null 2>&1; then
   exit 77
 fi
 
+source "$(dirname "$0")/../cmake/run_or_skip.sh"
+report_dir=$(mktemp -d)
+trap 'rm -rf "$report_dir"' EXIT
+report=$report_dir/add
+
 # --clock-control none: measure at the clocks the GPU really runs at (by default
 # ncu locks them to base clock, which makes a kernel look slower than it is).
-output=$("$ncu" --clock-control none --nvtx --nvtx-include "add many blocks/" \
-                --kernel-name regex:add --launch-count 1 \
-                --section SpeedOfLight --section MemoryWorkloadAnalysis \
-                "$program" "${args[@]}" 2>&1)
-status=$?
-printf '%s\n' "$output"
+# -o: the measurements go to a report file; its sections are shown from it below, and its
+# numbers read from it as CSV.
+run_or_skip ncu_add "$ncu" --clock-control none --nvtx --nvtx-include "add many blocks/" \
+  --kernel-name regex:add --launch-count 1 \
+  --section SpeedOfLight --section MemoryWorkloadAnalysis -o "$report" \
+  "$program" "${args[@]}"
+program_output=$output
 echo
 if printf '%s\n' "$output" | grep -q ERR_NVGPUCTRPERM; then
   echo "ncu_add: this user may not read the GPU's performance counters (ERR_NVGPUCTRPERM):"
   echo "  run as root, or see developer.nvidia.com/ERR_NVGPUCTRPERM. No numbers to report."
   exit 77
 fi
-if [ "$status" -eq 77 ]; then
-  echo "ncu_add: the program found no usable GPU."
-  exit 77
-fi
-if [ "$status" -ne 0 ]; then
+if [ "$status" -ne 0 ] || [ ! -f "$report.ncu-rep" ]; then
   echo "ncu_add: ncu exited with status $status, so there are no numbers to report."
   exit 1
 fi
+"$ncu" --import "$report.ncu-rep"  # the sections, as ncu shows them
+csv=$("$ncu" --import "$report.ncu-rep" --page raw --csv --print-units base) || exit 1
 
-# SpeedOfLight lines read "<name>  <unit>  <value>", e.g. "Memory Throughput   %   92.27".
-metric() {  # metric <name> <unit regex>  ->  "<value> <unit>"
-  printf '%s\n' "$output" |
-    awk -v re="^ *$1 +$2 +[0-9.,]+ *$" '$0 ~ re { print $NF " " $(NF - 1); exit }'
-}
-memory=$(metric "Memory Throughput" "%")
-if [ -z "$memory" ]; then
-  echo "ncu_add: ncu printed no Memory Throughput: was an add kernel profiled?"
-  exit 1
-fi
-dram=$(metric "DRAM Throughput" "%")
-duration=$(metric Duration "[mun]?s")
-echo "ncu_add: add in 'add many blocks': Memory Throughput $memory of peak," \
-     "DRAM Throughput $dram of peak, Duration $duration"
+# ncu's figures from its CSV; the verdict: the program's own SUMMARY line, plus one check
+# (ncu measured an add kernel), and ncu's figures.
+PYTHONPATH="$(dirname "$0")/../scripts" python3 - "$csv" "$program_output" <<'EOF'
+import json, sys
+import ncu_csv
 
-# The program's own verdict is its SUMMARY line; ours adds one check (ncu measured the
-# kernel) and ncu's figures.
-program_summary=$(printf '%s\n' "$output" | grep '^SUMMARY ' | tail -n 1)
-field() { printf '%s\n' "$program_summary" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
-checks=$(field checks) failed=$(field failed) exact=$(field exact)
-if [ -z "$checks" ]; then
-  echo "ncu_add: the program printed no SUMMARY line"
-  checks=0 failed=1 exact=0
-fi
-number() { printf '%s\n' "$1" | awk '{ v = $1; gsub(",", "", v); print (v == "" ? "null" : v) }'; }
-duration_us=$(printf '%s\n' "$duration" |
-  awk '{ v = $1; gsub(",", "", v); print ($2 == "ms" ? v * 1000 : ($2 == "ns" ? v / 1000 : v)) }')
-printf '\nSUMMARY {"program":"05_ncu","checks":%d,"failed":%d,"exact":%d,"goals":[],' \
-  $((checks + 1)) "$failed" "$exact"
-printf '"figures":{"memory_pct":%s,"dram_pct":%s,"duration_us":%s}}\n' \
-  "$(number "$memory")" "$(number "$dram")" "${duration_us:-null}"
-[ "$failed" -eq 0 ]
+launches = ncu_csv.read(sys.argv[1])
+summaries = [json.loads(line[len("SUMMARY "):]) for line in sys.argv[2].splitlines()
+             if line.startswith("SUMMARY {")]
+program = summaries[-1] if summaries else {"checks": 0, "failed": 1, "exact": 0}
+if not summaries:
+    print("ncu_add: the program printed no SUMMARY line")
+figures = {"memory_pct": None, "dram_pct": None, "duration_us": None}
+if launches:
+    add = launches[0]
+    figures = {"memory_pct": round(ncu_csv.value(add, "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"), 2),
+               "dram_pct": round(ncu_csv.value(add, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"), 2),
+               "duration_us": round(ncu_csv.value(add, "gpu__time_duration.sum") / 1000, 2)}
+    print(f"ncu_add: add in 'add many blocks': Memory Throughput {figures['memory_pct']:.2f} % "
+          f"of peak, DRAM Throughput {figures['dram_pct']:.2f} % of peak, Duration {figures['duration_us']:.2f} us")
+else:
+    print("ncu_add: ncu measured no add kernel")
+failed = program["failed"] + (0 if launches else 1)
+print("\nSUMMARY " + json.dumps({"program": "05_ncu", "checks": program["checks"] + 1, "failed": failed,
+                                 "exact": program["exact"], "goals": [], "figures": figures},
+                                separators=(",", ":")))
+sys.exit(1 if failed else 0)
+EOF

@@ -17,11 +17,7 @@
 
 namespace {
 
-using Launch = void (*)(const float*, const float*, float*, int);
-struct Step {
-  const char* name;
-  Launch launch;
-};
+using Step = lab::Step<void (*)(const float*, const float*, float*, int)>;
 const Step kSteps[] = {
     {"1 one thread per element", elementwise::launch_one_per_thread},
     {"2 grid-stride loop", elementwise::launch_grid_stride},
@@ -58,61 +54,59 @@ void check(tutorial::Verifier& verifier, const Step& step, const tutorial::Devic
 }  // namespace
 
 int main(int argc, char** argv) {
-  const lab::ArrayOptions options = lab::parse_array_options(
-      argc, argv, "07_elementwise",
-      "z = x + y on the GPU, three ways, each verified and timed against a device-to-device "
-      "cudaMemcpy of the same size.",
-      1 << 28);
-  const int n = options.n, runs = options.runs;
-  const bool check_only = options.check_only;
+  const lab::ArrayLab lab{"07_elementwise",
+                          "z = x + y on the GPU, three ways, each verified and timed against a "
+                          "device-to-device cudaMemcpy of the same size.",
+                          1 << 28, 3, "x, y, z"};
+  return lab::run_steps(argc, argv, lab, [](lab::ArrayRun& run) {
+    const int n = run.options.n;
+    const size_t bytes = size_t(n) * sizeof(float);
+    std::printf(
+        "z = x + y on %d floats (%.2f GiB per array); x, y are whole numbers, so every sum is exact.\n\n",
+        n, bytes / double(1ull << 30));
+    const std::vector<float> hx = lab::small_integers(n, -1000, 1000, 1);
+    const std::vector<float> hy = lab::small_integers(n, -1000, 1000, 2);
+    tutorial::DeviceBuffer<float> x(n), y(n), z(n);
+    x.upload(hx);
+    y.upload(hy);
 
-  lab::require_gpu_for(options, 3, "x, y, z");
-  const size_t bytes = size_t(n) * sizeof(float);
+    tutorial::Verifier& verifier = run.verifier;
+    const int aligned[3] = {0, 0, 0}, shifted[3] = {1, 1, 1}, mixed[3] = {1, 2, 3};
+    for (const Step& step : kSteps) check(verifier, step, x, y, z, hx, hy, aligned, n, "aligned");
+    // Step 3's other two paths: a common misalignment (scalar head, float4 body, scalar tail)
+    // and different misalignments (fallback to the scalar loop).
+    if (n > 3) {
+      check(verifier, kSteps[2], x, y, z, hx, hy, shifted, n - 1, "x, y, z all offset by 1 float");
+      check(verifier, kSteps[2], x, y, z, hx, hy, mixed, n - 3, "x, y, z offset by 1, 2, 3 floats");
+    }
+    if (!run.timed()) return;
 
-  std::printf(
-      "z = x + y on %d floats (%.2f GiB per array); x, y are whole numbers, so every sum is exact.\n\n",
-      n, bytes / double(1ull << 30));
-  const std::vector<float> hx = lab::small_integers(n, -1000, 1000, 1);
-  const std::vector<float> hy = lab::small_integers(n, -1000, 1000, 2);
-  tutorial::DeviceBuffer<float> x(n), y(n), z(n);
-  x.upload(hx);
-  y.upload(hy);
-
-  tutorial::Verifier verifier;
-  const int aligned[3] = {0, 0, 0}, shifted[3] = {1, 1, 1}, mixed[3] = {1, 2, 3};
-  for (const Step& step : kSteps) check(verifier, step, x, y, z, hx, hy, aligned, n, "aligned");
-  // Step 3's other two paths: a common misalignment (scalar head, float4 body, scalar tail)
-  // and different misalignments (fallback to the scalar loop).
-  if (n > 3) {
-    check(verifier, kSteps[2], x, y, z, hx, hy, shifted, n - 1, "x, y, z all offset by 1 float");
-    check(verifier, kSteps[2], x, y, z, hx, hy, mixed, n - 3, "x, y, z offset by 1, 2, 3 floats");
-  }
-  if (check_only) return verifier.finish("07_elementwise");
-
-  // Timing: x and y read, z written, 4 bytes each per element.
-  const double moved = 3.0 * bytes;
-  const double copy_gbs = tutorial::copy_bandwidth_gbs(bytes, {3, runs});
-  std::printf("\n### z = x + y, %d floats: %.0f MB moved per run (x, y read, z written)\n\n", n,
-              moved / 1e6);
-  tutorial::Table table({"Step", "Time", "GB/s", "% of copy"});
-  table.add_row({"cudaMemcpy device to device (the limit)",
-                 tutorial::format_time(2.0 * bytes / (copy_gbs * 1e6)),
-                 tutorial::format("%.0f", copy_gbs), "100.0%"});
-  double best = 0.0;
-  for (const Step& step : kSteps) {
-    const tutorial::Timing t =
-        lab::time_step([&] { step.launch(x.data(), y.data(), z.data(), n); }, runs);
-    const double gbs = tutorial::gigabytes_per_second(moved, t.median_ms);
-    best = std::max(best, gbs);
-    verifier.figure(tutorial::format("step%d_pct_of_copy", int(&step - kSteps) + 1),
-                    std::round(1000 * gbs / copy_gbs) / 10);
-    table.add_row({step.name, tutorial::format_time(t.median_ms), tutorial::format("%.0f", gbs),
-                   lab::percent(gbs, copy_gbs)});
-  }
-  table.print();
-  std::printf("\n");
-  verifier.goal("best step's share of the copy bandwidth", 100 * best / copy_gbs, 95, "%");
-  verifier.figure("copy_gbs", std::round(copy_gbs));
-  verifier.figure("best_pct_of_copy", std::round(1000 * best / copy_gbs) / 10);
-  return verifier.finish("07_elementwise");
+    // Timing: x and y read, z written, 4 bytes each per element.
+    const double moved = 3.0 * bytes;
+    const double copy_gbs = run.copy_gbs();
+    std::printf("\n### z = x + y, %d floats: %.0f MB moved per run (x, y read, z written)\n\n", n,
+                moved / 1e6);
+    lab::Ladder table({"Step", "Time", "GB/s", "% of copy"});
+    table.add_limit({"cudaMemcpy device to device (the limit)",
+                     tutorial::format_time(2.0 * bytes / (copy_gbs * 1e6)),
+                     tutorial::format("%.0f", copy_gbs), "100.0%"});
+    double best = 0.0;
+    for (const Step& step : kSteps) {
+      const tutorial::Timing t =
+          lab::time_step([&] { step.launch(x.data(), y.data(), z.data(), n); }, run.options.runs);
+      const double gbs = tutorial::gigabytes_per_second(moved, t.median_ms);
+      best = std::max(best, gbs);
+      verifier.figure("step" + lab::step_number(step.name) + "_pct_of_copy",
+                      std::round(1000 * gbs / copy_gbs) / 10);
+      table.add_step(t.median_ms,
+                     {step.name, tutorial::format_time(t.median_ms), tutorial::format("%.0f", gbs),
+                      lab::percent(gbs, copy_gbs)},
+                     verifier);
+    }
+    table.print();
+    std::printf("\n");
+    verifier.goal("best step's share of the copy bandwidth", 100 * best / copy_gbs, 95, "%");
+    verifier.figure("copy_gbs", std::round(copy_gbs));
+    verifier.figure("best_pct_of_copy", std::round(1000 * best / copy_gbs) / 10);
+  });
 }

@@ -1,17 +1,20 @@
-// Chapter 07: what the four runners share (command line, inputs, timing, the grid for
-// grid-stride kernels).
+// Chapter 07: what the four runners share (command line, the one main of the array runners,
+// inputs, timing, the grid for grid-stride kernels, the ladder's table).
 // The lesson is in the step files; this is plumbing that is not part of any one step.
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
+#include <string>
 #include <tuple>
 #include <tutorial/check.cuh>
 #include <tutorial/device.cuh>
 #include <tutorial/cli.hpp>
 #include <tutorial/table.hpp>
 #include <tutorial/timer.cuh>
+#include <tutorial/verify.hpp>
 #include <vector>
 
 namespace lab {
@@ -59,6 +62,86 @@ inline void require_gpu_for(const ArrayOptions& options, double arrays, const ch
       static_cast<size_t>((arrays + copy) * double(options.n) * sizeof(float)),
       tutorial::format("%s%s of --n floats", what, options.check_only ? "" : " and a copy").c_str());
 }
+
+/// What an array runner is, for run_steps.
+struct ArrayLab {
+  const char* program;
+  const char* description;
+  int default_n;
+  double arrays;            // device arrays of --n floats it needs (besides the timed copy's two)
+  const char* arrays_what;  // what they are, for the message when they do not fit
+  int steps = 0;            // > 0: --step runs one of steps 1..steps
+};
+
+/// One run of an array runner: its options, its checks and figures, and the limit it is timed against.
+struct ArrayRun {
+  ArrayOptions options;
+  tutorial::Verifier verifier;
+  bool timed() const { return !options.check_only; }
+  /// A device-to-device cudaMemcpy of --n floats, timed now: the limit a memory-bound step meets.
+  double copy_gbs() const {
+    return tutorial::copy_bandwidth_gbs(size_t(options.n) * sizeof(float), {3, options.runs});
+  }
+};
+
+/// The one main of the array runners (elementwise, reduction, fusion): the command line and a GPU
+/// with room are settled first (exit 2 or 77 before anything runs), then \p lesson(run) verifies
+/// every step and, when run.timed(), times them; the SUMMARY line ends the output, and its verdict
+/// is the exit code.
+template <typename Lesson>
+int run_steps(int argc, char** argv, const ArrayLab& lab, Lesson&& lesson) {
+  ArrayRun run{parse_array_options(argc, argv, lab.program, lab.description, lab.default_n, lab.steps), {}};
+  require_gpu_for(run.options, lab.arrays, lab.arrays_what);
+  lesson(run);
+  return run.verifier.finish(lab.program);
+}
+
+/// A step of a runner: its name, which starts with its number ("3 float4, grid-stride"), and its
+/// launcher.
+template <typename Launch>
+struct Step {
+  const char* name;
+  Launch launch;
+};
+
+/// "8a" from "8a double buffering": the step's number, as the SUMMARY figures' keys use it.
+inline std::string step_number(const std::string& name) { return name.substr(0, name.find(' ')); }
+
+/// A ladder's table: the runner's columns, then each step's cumulative speed-up, step 1's time
+/// over this step's (Harris's reduction table has the same column). Each speed-up is also a
+/// SUMMARY figure, step<N>_speedup_cumulative, for a README to quote beside the step. The limit's
+/// rows (the copy, CUB, cuBLAS) have none, nor has any step when step 1 did not run (--step).
+class Ladder {
+ public:
+  explicit Ladder(std::vector<std::string> columns) : table_(with_speedup(std::move(columns))) {}
+  void add_limit(std::vector<std::string> cells) {
+    cells.push_back("");
+    table_.add_row(std::move(cells));
+  }
+  /// \p cells: the step's row without its speed-up; the first cell is the step's name.
+  void add_step(double ms, std::vector<std::string> cells, tutorial::Verifier& verifier) {
+    const std::string number = step_number(cells.front());
+    if (number == "1") step1_ms_ = ms;
+    std::string speedup = "-";
+    if (step1_ms_ > 0) {
+      const double times = step1_ms_ / ms;
+      const double shown = times < 10 ? std::round(100 * times) / 100 : std::round(10 * times) / 10;
+      speedup = tutorial::format(times < 10 ? "%.2fx" : "%.1fx", shown);
+      verifier.figure("step" + number + "_speedup_cumulative", shown);
+    }
+    cells.push_back(speedup);
+    table_.add_row(std::move(cells));
+  }
+  void print() const { table_.print(); }
+
+ private:
+  static std::vector<std::string> with_speedup(std::vector<std::string> columns) {
+    columns.push_back("Speed-up, cumulative");
+    return columns;
+  }
+  tutorial::Table table_;
+  double step1_ms_ = 0.0;
+};
 
 // A counter-based generator (splitmix64): value i depends only on (seed, i), so filling a
 // 2^28-element array is fast and every run sees the same inputs.

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Draws each step's percentage of its limit from chapter 07's benchmark output.
 
-Reads the runners' output (docs/results/07_*.md as scripts/gpu-check.sh writes them, or the raw
-program output) and draws one horizontal bar chart per Markdown table: one bar per row (step),
+Reads the runners' recorded runs (docs/results/data/, through scripts/results.py), or raw output
+files, and draws one horizontal bar chart per table the program printed: one bar per row (step),
 its length the table's first column whose header starts with "%" (% of copy, % of CUB,
-% of cuBLAS). The chart's title is the heading printed just above the table; a line
-"Goal: >= N% ..." below it draws a dashed goal line. Rows that are the limit itself (the copy,
+% of cuBLAS). The chart's title is the heading printed just above the table; the program's goal
+(from its SUMMARY line) draws a dashed goal line. Rows that are the limit itself (the copy,
 CUB, cuBLAS) are grey. Tables without a "%" column (07_sgemm's
 list of step 8's tile configurations) are skipped; each configuration (8a, 8b, ...) is a bar of
 the main table.
@@ -19,67 +19,42 @@ the run the files come from (device, date, commit), so the figure cannot pass fo
 
 Usage: python3 07_optimization/plot_results.py            draws 07_optimization/results.svg from the record
        python3 07_optimization/plot_results.py --check    exit 1 unless results.svg names the recorded run
-       python3 07_optimization/plot_results.py <files...> -o <image>   other runs' output, another image
+       python3 07_optimization/plot_results.py <files...> -o <image>   other runs' raw output, another image
 """
 import html
 import argparse
 import pathlib
-import re
 import sys
 
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "scripts"))
+import results  # noqa: E402  (the record's data: docs/results/data/)
 
-def cells(line):
-    """The cells of one Markdown table row, stripped."""
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
-def is_separator(row):
-    return all(re.fullmatch(r":?-+:?", c) for c in row if c)
+RECORD = ["07_elementwise", "07_reduction", "07_sgemm", "07_fusion"]
 
 
-def parse(text):
-    """Every table in \\p text as a dict: title, label (the % column's header), steps, values, goal."""
+def charts(output, summaries):
+    """One chart per table the program printed with a "%" column: title, label (that column's
+    header), steps, values, goal (the program's first goal in %, read from its SUMMARY, drawn on
+    its first such table)."""
+    goals = [g["at_least"] for s in summaries for g in s.get("goals", []) if g.get("unit") == "%"]
     found = []
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        if not lines[i].lstrip().startswith("|"):
-            i += 1
-            continue
-        start = i
-        while i < len(lines) and lines[i].lstrip().startswith("|"):
-            i += 1
-        rows = [cells(l) for l in lines[start:i]]
-        if len(rows) < 3 or not is_separator(rows[1]):
-            continue
-        header, body = rows[0], rows[2:]
-        column = next((c for c, h in enumerate(header) if h.startswith("%")), None)
+    for table in results.tables(output):
+        column = next((c for c, h in enumerate(table["header"]) if h.startswith("%")), None)
         if column is None:
             continue
         steps, values = [], []
-        for row in body:
-            match = re.search(r"-?\d+(?:\.\d+)?", row[column]) if column < len(row) else None
-            if match:
+        for row in table["rows"]:
+            value = results.number(row[column]) if column < len(row) else None
+            if value is not None:
                 steps.append(row[0])
-                values.append(float(match.group()))
-        title = next((l.lstrip("#").strip() for l in reversed(lines[:start]) if l.startswith("#")), "")
-        goal = None
-        for line in lines[i:i + 6]:
-            m = re.search(r"Goal: >= (\d+(?:\.\d+)?)%", line)
-            if m:
-                goal = float(m.group(1))
-                break
-        found.append({"title": title, "label": header[column], "steps": steps, "values": values, "goal": goal})
+                values.append(value)
+        found.append({"title": table["title"], "label": table["header"][column], "steps": steps,
+                      "values": values, "goal": goals.pop(0) if goals and not found else None})
     return found
 
 
-def run_line(text):
-    """The line of a docs/results file that names its run: device, driver, CUDA, date, commit."""
-    lines = [l for l in text.splitlines() if l and not l.startswith("#")]
-    return lines[0] if lines and "commit" in lines[0] else None
-
-
-# Points on the roofline: (file stem, step name's start, column, FLOP per byte, label).
+# Points on the roofline: (run, step name's start, column, FLOP per byte, label).
 # Intensities are counted from the code: the add does 1 FLOP per 12 bytes (x, y read, z
 # written); the reduction 1 add per 4-byte element; SGEMM 2 FLOP per multiply-add, with the
 # bytes each block loads from global memory: naive, 8 bytes per multiply-add; a 32 x 32 tile,
@@ -94,31 +69,23 @@ ROOFLINE_POINTS = [
 ]
 
 
-def column_value(text, step_start, column):
+def column_value(output, step_start, column):
     """The number in \\p column of the first table row whose step starts with \\p step_start."""
-    header = None
-    for line in text.splitlines():
-        if not line.lstrip().startswith("|"):
-            header = None
-            continue
-        row = cells(line)
-        if header is None:
-            header = row
-            continue
-        if column in header and row[0].startswith(step_start):
-            match = re.search(r"-?\d+(?:\.\d+)?", row[header.index(column)])
-            if match:
-                return float(match.group())
+    for table in results.tables(output):
+        if column in table["header"]:
+            for row in table["rows"]:
+                if row[0].startswith(step_start):
+                    return results.number(row[table["header"].index(column)])
     return None
 
 
-def roofline(texts):
+def roofline(outputs):
     """The roofs (GB/s of the copy, TFLOP/s of cuBLAS) and the points, from the runners' output."""
-    copy = column_value(texts.get("07_elementwise", ""), "cudaMemcpy", "GB/s")
-    peak = column_value(texts.get("07_sgemm", ""), "cuBLAS, pedantic", "TFLOP/s")
+    copy = column_value(outputs.get("07_elementwise", ""), "cudaMemcpy", "GB/s")
+    peak = column_value(outputs.get("07_sgemm", ""), "cuBLAS, pedantic", "TFLOP/s")
     points = []
-    for stem, start, column, intensity, label in ROOFLINE_POINTS:
-        value = column_value(texts.get(stem, ""), start, column)
+    for name, start, column, intensity, label in ROOFLINE_POINTS:
+        value = column_value(outputs.get(name, ""), start, column)
         if value is not None:
             gflops = value * intensity if column == "GB/s" else value * 1000
             points.append((intensity, gflops, label))
@@ -135,31 +102,41 @@ def source_line(runs):
     return "Source: docs/results/07_*.md, " + " / ".join(sorted(runs))
 
 
-HERE = pathlib.Path(__file__).resolve().parent
-RECORD = [HERE.parent / "docs" / "results" / f"07_{name}.md" for name in ("elementwise", "reduction", "sgemm", "fusion")]
+def load(args):
+    """{name: (output, summaries, the line naming its run)} of the record's runs or of raw output files."""
+    if not args.files:
+        found = {name: results.load(name) for name in RECORD}
+        return {name: (f["output"], f["summaries"], results.run_line(f["run"])) for name, f in found.items()}
+    loaded = {}
+    for path in args.files:
+        if not path.exists():
+            sys.exit(f"plot_results.py: {path} does not exist")
+        output = path.read_text()
+        loaded[path.stem] = (output, results.summaries(output), f"{path.name}: no line naming its run")
+    return loaded
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("files", nargs="*", type=pathlib.Path, default=RECORD,
-                        help="benchmark output files (default: chapter 07's in docs/results)")
+    parser.add_argument("files", nargs="*", type=pathlib.Path,
+                        help="raw output files of the runners (default: chapter 07's recorded runs)")
     parser.add_argument("-o", "--output", type=pathlib.Path, default=HERE / "results.svg",
                         help="image to write (.svg or .png), or with --check the SVG to check")
     parser.add_argument("--check", action="store_true",
                         help="draw nothing; exit 1 unless the SVG names the run the files come from")
     args = parser.parse_args()
 
-    tables, texts, runs = [], {}, set()
-    for path in args.files:
-        if not path.exists():
-            sys.exit(f"plot_results.py: {path} does not exist (run scripts/gpu-check.sh first)")
-        text = path.read_text()
-        found = parse(text)
+    try:
+        loaded = load(args)
+    except LookupError as err:
+        sys.exit(f"plot_results.py: {err} (run scripts/gpu-check.sh first)")
+    tables, runs = [], set()
+    for name, (output, summaries, run) in loaded.items():
+        found = charts(output, summaries)
         if not found:
-            sys.exit(f"plot_results.py: no table with a '%' column in {path}")
+            sys.exit(f"plot_results.py: no table with a '%' column in {name}")
         tables += found
-        texts[path.stem] = text
-        runs.add(run_line(text) or f"{path.name}: no line naming its run")
+        runs.add(run)
     source = source_line(runs)
 
     if args.check:
@@ -181,7 +158,7 @@ def main():
     # A redraw from the same tables gives the same file: text stays text, no date, fixed ids.
     matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "07_optimization"})
 
-    copy_gbs, peak_tflops, points = roofline(texts)
+    copy_gbs, peak_tflops, points = roofline({name: out for name, (out, _, _) in loaded.items()})
     has_roofline = copy_gbs is not None and peak_tflops is not None
     heights = ([4.5] if has_roofline else []) + [0.4 * len(t["steps"]) + 1.0 for t in tables]
     fig, axes = plt.subplots(len(heights), 1, figsize=(9, sum(heights) + 0.4),

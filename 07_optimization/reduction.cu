@@ -40,10 +40,7 @@ void cub_sum(const float* in, int n, float* out, Scratch& s) {
   CUDA_CHECK(cub::DeviceReduce::Sum(s.cub_temp.data(), bytes, in, out, n));
 }
 
-struct Step {
-  const char* name;
-  Launch launch;
-};
+using Step = lab::Step<Launch>;
 const Step kSteps[] = {
     {"1 interleaved, divergent", reduction::launch_interleaved_divergent},
     {"2 interleaved, bank conflicts", reduction::launch_interleaved_strided},
@@ -84,69 +81,71 @@ std::vector<float> exact_inputs(int n, double& expected) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const lab::ArrayOptions options = lab::parse_array_options(
-      argc, argv, "07_reduction",
-      "Sums an array of floats seven ways (Harris's progression), each verified and timed against "
-      "CUB's DeviceReduce::Sum.",
-      1 << 28, kStepCount - 1);  // CUB, the last entry of kSteps, always runs
-  const int n = options.n, runs = options.runs, only = options.step;
-  const bool check_only = options.check_only;
+  const lab::ArrayLab lab{"07_reduction",
+                          "Sums an array of floats seven ways (Harris's progression), each verified and "
+                          "timed against CUB's DeviceReduce::Sum.",
+                          1 << 28, 1 + 1.0 / 64, "the input, its scratch",  // partials: n / 128
+                          kStepCount - 1};  // CUB, the last entry of kSteps, always runs
+  return lab::run_steps(argc, argv, lab, [](lab::ArrayRun& run) {
+    const int n = run.options.n, only = run.options.step;
+    const size_t bytes = size_t(n) * sizeof(float);
+    std::printf("Sum of %d floats (%.2f GiB).\n\n", n, bytes / double(1ull << 30));
+    tutorial::DeviceBuffer<float> in(n), out(1);
+    Scratch scratch(n);
+    auto selected = [&](int s) { return only == 0 || s + 1 == only || &kSteps[s] == &kCub; };
 
-  lab::require_gpu_for(options, 1 + 1.0 / 64, "the input, its scratch");  // partials: n / 128
-  const size_t bytes = size_t(n) * sizeof(float);
+    double exact_sum = 0.0;
+    in.upload(exact_inputs(n, exact_sum));
+    tutorial::Verifier& verifier = run.verifier;
+    for (int s = 0; s < kStepCount; ++s)
+      if (selected(s))
+        verifier.exact(
+            tutorial::format("step %s, inputs in {-1, 0, 1}, exact sum %.0f", kSteps[s].name, exact_sum),
+            std::fabs(double(run_once(kSteps[s], in, n, out, scratch)) - exact_sum));
 
-  std::printf("Sum of %d floats (%.2f GiB).\n\n", n, bytes / double(1ull << 30));
-  tutorial::DeviceBuffer<float> in(n), out(1);
-  Scratch scratch(n);
-  auto selected = [&](int s) { return only == 0 || s + 1 == only || &kSteps[s] == &kCub; };
+    const std::vector<float> random = lab::uniform(n, 0.0f, 1.0f, 3);
+    double reference = 0.0;
+    for (float v : random) reference += v;
+    in.upload(random);
+    for (int s = 0; s < kStepCount; ++s)
+      if (selected(s))
+        verifier.within(
+            tutorial::format("step %s, uniform [0, 1) inputs vs float64 sum", kSteps[s].name),
+            std::fabs(double(run_once(kSteps[s], in, n, out, scratch)) - reference) / reference, 1e-5);
+    if (!run.timed()) return;
 
-  double exact_sum = 0.0;
-  in.upload(exact_inputs(n, exact_sum));
-  tutorial::Verifier verifier;
-  for (int s = 0; s < kStepCount; ++s)
-    if (selected(s))
-      verifier.exact(
-          tutorial::format("step %s, inputs in {-1, 0, 1}, exact sum %.0f", kSteps[s].name, exact_sum),
-          std::fabs(double(run_once(kSteps[s], in, n, out, scratch)) - exact_sum));
-
-  const std::vector<float> random = lab::uniform(n, 0.0f, 1.0f, 3);
-  double reference = 0.0;
-  for (float v : random) reference += v;
-  in.upload(random);
-  for (int s = 0; s < kStepCount; ++s)
-    if (selected(s))
-      verifier.within(
-          tutorial::format("step %s, uniform [0, 1) inputs vs float64 sum", kSteps[s].name),
-          std::fabs(double(run_once(kSteps[s], in, n, out, scratch)) - reference) / reference, 1e-5);
-  if (check_only) return verifier.finish("07_reduction");
-
-  // Timing: the input is read once (4 bytes an element); the partial sums are a rounding error.
-  const double copy_gbs = tutorial::copy_bandwidth_gbs(bytes, {3, runs});
-  std::vector<double> gbs(kStepCount, 0.0);
-  std::vector<tutorial::Timing> timing(kStepCount);
-  for (int s = 0; s < kStepCount; ++s) {
-    if (!selected(s)) continue;
-    timing[s] = lab::time_step([&] { kSteps[s].launch(in.data(), n, out.data(), scratch); }, runs);
-    gbs[s] = tutorial::gigabytes_per_second(double(bytes), timing[s].median_ms);
-  }
-  const double cub_gbs = gbs[kStepCount - 1];
-  std::printf("\n### Sum of %d floats: %.0f MB read per run; copy bandwidth %.0f GB/s\n\n", n,
-              bytes / 1e6, copy_gbs);
-  tutorial::Table table({"Step", "Time", "GB/s", "% of CUB", "% of copy"});
-  double best = 0.0;
-  for (int s = 0; s < kStepCount; ++s) {
-    if (!selected(s)) continue;
-    if (&kSteps[s] != &kCub) best = std::max(best, gbs[s]);
-    if (&kSteps[s] != &kCub)
+    // Timing: the input is read once (4 bytes an element); the partial sums are a rounding error.
+    const double copy_gbs = run.copy_gbs();
+    std::vector<double> gbs(kStepCount, 0.0);
+    std::vector<tutorial::Timing> timing(kStepCount);
+    for (int s = 0; s < kStepCount; ++s) {
+      if (!selected(s)) continue;
+      timing[s] =
+          lab::time_step([&] { kSteps[s].launch(in.data(), n, out.data(), scratch); }, run.options.runs);
+      gbs[s] = tutorial::gigabytes_per_second(double(bytes), timing[s].median_ms);
+    }
+    const double cub_gbs = gbs[kStepCount - 1];
+    std::printf("\n### Sum of %d floats: %.0f MB read per run; copy bandwidth %.0f GB/s\n\n", n,
+                bytes / 1e6, copy_gbs);
+    lab::Ladder table({"Step", "Time", "GB/s", "% of CUB", "% of copy"});
+    double best = 0.0;
+    for (int s = 0; s < kStepCount; ++s) {
+      if (!selected(s)) continue;
+      const std::vector<std::string> row = {kSteps[s].name, tutorial::format_time(timing[s].median_ms),
+                                            tutorial::format("%.0f", gbs[s]), lab::percent(gbs[s], cub_gbs),
+                                            lab::percent(gbs[s], copy_gbs)};
+      if (&kSteps[s] == &kCub) {
+        table.add_limit(row);
+        continue;
+      }
+      best = std::max(best, gbs[s]);
       verifier.figure(tutorial::format("step%d_pct_of_cub", s + 1), std::round(1000 * gbs[s] / cub_gbs) / 10);
-    table.add_row({kSteps[s].name, tutorial::format_time(timing[s].median_ms),
-                   tutorial::format("%.0f", gbs[s]), lab::percent(gbs[s], cub_gbs),
-                   lab::percent(gbs[s], copy_gbs)});
-  }
-  table.print();
-  std::printf("\n");
-  verifier.goal("best step's share of CUB's throughput", 100 * best / cub_gbs, 95, "%");
-  verifier.figure("cub_gbs", std::round(cub_gbs));
-  verifier.figure("best_pct_of_cub", std::round(1000 * best / cub_gbs) / 10);
-  return verifier.finish("07_reduction");
+      table.add_step(timing[s].median_ms, row, verifier);
+    }
+    table.print();
+    std::printf("\n");
+    verifier.goal("best step's share of CUB's throughput", 100 * best / cub_gbs, 95, "%");
+    verifier.figure("cub_gbs", std::round(cub_gbs));
+    verifier.figure("best_pct_of_cub", std::round(1000 * best / cub_gbs) / 10);
+  });
 }

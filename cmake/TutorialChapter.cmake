@@ -8,8 +8,10 @@
 #     [SANITIZE_ARGS <args>...]      # arguments for compute-sanitizer runs (keep them small)
 #     [BENCHMARK_ARGS <args>...])    # arguments for the benchmark run; omit for no benchmark
 #
-# The verification test passes only if the program exits 0 and every
-# "Max error:" line reads exactly 0; exit code 77 (no GPU) makes it *skipped*.
+# The verification test's verdict is the program's exit code (0: every check passed), and its
+# last line, "SUMMARY {json}", must agree (cmake/verify_output.sh); exit code 77 (no GPU) makes
+# it *skipped*. "Max error:" lines are for the reader: a check with a tolerance may print a
+# non-zero one and pass.
 
 set(TUTORIAL_SCRIPTS_DIR ${CMAKE_CURRENT_LIST_DIR})
 
@@ -18,6 +20,7 @@ set(TUTORIAL_RESULTS_DIR ${PROJECT_SOURCE_DIR}/docs/results CACHE PATH
     "Where the GPU check's benchmark runs write their record")
 if(TUTORIAL_GPU_CHECK)
   find_program(TUTORIAL_COMPUTE_SANITIZER compute-sanitizer HINTS ${CUDAToolkit_BIN_DIR} REQUIRED)
+  find_package(Python3 COMPONENTS Interpreter REQUIRED)  # scripts/results.py records the benchmarks
 endif()
 
 function(tutorial_add_chapter target)
@@ -28,9 +31,6 @@ function(tutorial_add_chapter target)
   endif()
   add_executable(${target} ${arg_SOURCES})
   target_link_libraries(${target} PRIVATE tutorial::common tutorial::warnings ${arg_LIBRARIES})
-  # Line tables in the device code (no cost at run time): ncu and compute-sanitizer can then
-  # point at source lines.
-  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
 
   tutorial_add_verification(${target} NAME verify ARGS ${arg_VERIFY_ARGS})
@@ -67,8 +67,11 @@ endfunction()
 # A run for the GPU check (scripts/gpu-check.sh), registered as CTest tests:
 #   sanitize:  <name>.sanitize.<tool> for memcheck, racecheck, initcheck and synccheck,
 #              label "sanitize" (run them with `ctest -L sanitize -j4`);
-#   benchmark: <name>.benchmark, label "benchmark", run one at a time; its output is
-#              kept as ${TUTORIAL_RESULTS_DIR}/<name>.md, the record the READMEs quote.
+#   benchmark: <name>.benchmark, label "benchmark", run one at a time; scripts/results.py
+#              keeps the run as data in ${TUTORIAL_RESULTS_DIR}/data/<name>.json (command,
+#              exit status, where and when, the SUMMARY lines it printed, if any) and
+#              <name>.output.txt, and renders ${TUTORIAL_RESULTS_DIR}/<name>.md, the page the
+#              READMEs quote. Any command works: a program, a script, a Python demo.
 # Both exist only when the build is configured with -DTUTORIAL_GPU_CHECK=ON (the GPU
 # check does this), so a plain `ctest` never runs a sanitizer or a benchmark.
 function(tutorial_add_gpu_command kind name)
@@ -85,11 +88,13 @@ function(tutorial_add_gpu_command kind name)
     endforeach()
   elseif(kind STREQUAL "benchmark")
     add_test(NAME ${name}.benchmark
-             COMMAND bash ${TUTORIAL_SCRIPTS_DIR}/record_output.sh
-                     ${TUTORIAL_RESULTS_DIR}/${name}.md ${ARGN}
+             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/results.py record ${name}
+                     --results ${TUTORIAL_RESULTS_DIR} -- ${ARGN}
              WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
     # Timings need the GPU to themselves.
-    set_tests_properties(${name}.benchmark PROPERTIES LABELS "benchmark" RUN_SERIAL TRUE TIMEOUT 600)
+    # Exit 77 (no GPU, no ncu): skipped, and the record says so; the last record stays.
+    set_tests_properties(${name}.benchmark PROPERTIES LABELS "benchmark" RUN_SERIAL TRUE TIMEOUT 600
+                         SKIP_RETURN_CODE 77)
   else()
     message(FATAL_ERROR "tutorial_add_gpu_command: kind must be sanitize or benchmark, not '${kind}'")
   endif()

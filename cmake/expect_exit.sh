@@ -11,14 +11,11 @@ fi
 expected=$1
 pattern=$2
 shift 2
-
-output=$("$@" 2>&1)
-status=$?
-printf '%s\n' "$output"
-
-if [ "$status" -eq 77 ] && [ "$expected" -ne 77 ]; then
-  echo "expect_exit: skipped (this check needs a GPU, and the program found none)"
-  exit 77
+source "$(dirname "$0")/run_or_skip.sh"
+if [ "$expected" -eq 77 ]; then
+  run_captured "$@"  # the refusal under test is the skip itself
+else
+  run_or_skip expect_exit "$@"
 fi
 if [ "$status" -ne "$expected" ]; then
   echo "expect_exit: FAILED, exit status $status, expected $expected"

@@ -9,33 +9,24 @@ if [ $# -eq 0 ]; then
   echo "usage: $0 <program> [args...]" >&2
   exit 2
 fi
-
-output=$("$@" 2>&1)
-status=$?
-printf '%s\n' "$output"
-
-if [ "$status" -eq 77 ]; then
-  echo "verify: skipped: the program found no usable GPU (its message is above)"
-  exit 77
-fi
+source "$(dirname "$0")/run_or_skip.sh"
+run_or_skip verify "$@"
 if [ "$status" -ne 0 ]; then
   echo "verify: FAILED, the program exited with status $status"
   exit 1
 fi
 
-summary=$(printf '%s\n' "$output" | grep '^SUMMARY {' | tail -n 1)
-if [ -z "$summary" ]; then
-  echo "verify: FAILED, the program printed no SUMMARY line"
-  exit 1
-fi
-checks=$(printf '%s\n' "$summary" | sed -n 's/.*"checks":\([0-9][0-9]*\).*/\1/p')
-failed=$(printf '%s\n' "$summary" | sed -n 's/.*"failed":\([0-9][0-9]*\).*/\1/p')
-if [ -z "$checks" ] || [ "$checks" -eq 0 ]; then
-  echo "verify: FAILED, the program checked nothing"
-  exit 1
-fi
-if [ "$failed" != 0 ]; then
-  echo "verify: FAILED, exit status 0 but the summary counts $failed failed checks"
-  exit 1
-fi
-echo "verify: passed ($checks checks)"
+# The SUMMARY line is JSON: read it as JSON.
+printf '%s\n' "$output" | python3 -c '
+import json, sys
+lines = [line for line in sys.stdin if line.startswith("SUMMARY {")]
+if not lines:
+    sys.exit("verify: FAILED, the program printed no SUMMARY line")
+summary = json.loads(lines[-1][len("SUMMARY "):])
+checks, failed = summary.get("checks", 0), summary.get("failed")
+if not checks:
+    sys.exit("verify: FAILED, the program checked nothing")
+if failed != 0:
+    sys.exit(f"verify: FAILED, exit status 0 but the summary counts {failed} failed checks")
+print(f"verify: passed ({checks} checks)")
+' 2>&1

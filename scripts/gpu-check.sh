@@ -1,30 +1,52 @@
 #!/usr/bin/env bash
-# The course's GPU check, run on a machine with an NVIDIA GPU. A thin driver over
-# CTest labels; each step can run on its own (a lent GPU machine limits one call):
+# The course's GPU check, run on a machine with an NVIDIA GPU. A thin driver over CTest labels;
+# each step can run on its own (a lent GPU machine limits one call):
 #   build      configure for this GPU with the GPU check's tests (-DTUTORIAL_GPU_CHECK=ON), build
 #   test       every test but the sanitizer and benchmark runs (and the README-vs-record checks);
 #              on a GPU machine nothing may be skipped
 #   sanitize   `ctest -L sanitize`: every chapter program under memcheck, racecheck, initcheck, synccheck
-#   benchmark  `ctest -L benchmark`: the timed runs, each kept as <results>/<name>.md
-#   record     scripts/write-record.py: <results>/README.md and headlines.md from CTest's JUnit files
+#   benchmark  `ctest -L benchmark`: the timed runs, each kept as data in <results>/data/
+#   record     scripts/results.py: the verdicts as data (<results>/data/record.json), and every
+#              page of <results> rendered from the data (README.md, headlines.md, <name>.md)
 #
 # Usage: scripts/gpu-check.sh [--steps build,test,sanitize,benchmark,record] [results-dir]
+#        scripts/gpu-check.sh --prebuilt <build-dir> --record <name> [results-dir]
+#        scripts/gpu-check.sh --pack <build-dir>
+# A build made elsewhere (CI's CUDA 11.8 build: sm_70, sm_80, sm_90 + PTX; the course links the
+# CUDA runtime statically, so this machine's driver runs it):
+#   --pack <build-dir>, on the build machine, writes <build-dir>/gpu-carry.tar.gz (programs, test
+#     binaries, CTest files, the small CUDA 11.8 libraries they load; see scripts/prebuilt.py);
+#   --prebuilt <build-dir> --record <name>, here, unpacks it, runs the tests labelled gpu, cli
+#     and host that this machine can run (`ctest -L 'gpu|cli|host' -LE 'docs|record'` less those
+#     that need a tool or library only the build machine has, listed with the reason) and chapter
+#     04's programs, and records them as <results>/data/<name>.json -> <results>/<name>.md.
 # Steps run in separate calls keep their logs in the build folder; the record also reads the
-# benchmark outputs in results-dir, so where the source tree is copied afresh before each call
+# benchmark data in results-dir, so where the source tree is copied afresh before each call
 # (a lent GPU machine), run benchmark and record in one call or give a results-dir outside it.
 # Environment: BUILD_DIR (default build-gpu), CTEST_REGEX=<regex> (run only matching tests),
 #              TUTORIAL_COMMIT=<commit> (for a copy of the tree without git history).
-# Exit status: 0 when every step run passed, 1 otherwise, 77 when there is no GPU.
+# Exit status: 0 when every step run passed, 1 otherwise, 2 bad usage, 77 when there is no GPU.
 set -uo pipefail
 
-steps=build,test,sanitize,benchmark,record
-if [ "${1:-}" = --steps ]; then
-  steps=$2
-  shift 2
-fi
 root=$(cd "$(dirname "$0")/.." && pwd)
+steps=build,test,sanitize,benchmark,record
+prebuilt="" record=record
+while [ $# -gt 0 ]; do
+  case $1 in
+    --steps) steps=$2; shift 2 ;;
+    --pack) exec python3 "$root/scripts/prebuilt.py" pack "$2" ;;
+    --prebuilt) prebuilt=$(cd "$2" && pwd) || exit 2; steps=test,record; shift 2 ;;
+    --record) record=$2; shift 2 ;;
+    -*) sed -n '2,30p' "$0" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
+if [ -n "$prebuilt" ] && [ "$record" = record ]; then
+  echo "gpu-check: --prebuilt needs --record <name> (e.g. cuda-11.8), the record it writes" >&2
+  exit 2
+fi
 results=$(mkdir -p "${1:-$root/docs/results}" && cd "${1:-$root/docs/results}" && pwd)
-build=${BUILD_DIR:-$root/build-gpu}
+build=${prebuilt:-${BUILD_DIR:-$root/build-gpu}}
 logs=$build/gpu-check-logs
 failed=0
 wants() { [[ ",$steps," == *",$1,"* ]]; }
@@ -36,28 +58,22 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 compute_cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1)
 
-# --- Where and when: written once by the build step, read by every later step. ---
-mkdir -p "$logs"
-if wants build || [ ! -f "$logs/about.env" ]; then
-  gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
-  driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
-  driver_cuda=$(nvidia-smi | sed -n 's/.*CUDA Version: *\([0-9.]*\).*/\1/p' | head -n 1)
-  nvcc_version=$(nvcc --version | sed -n 's/.*release \([0-9.]*\), \(V[0-9.]*\).*/\1 (\2)/p')
-  commit=${TUTORIAL_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
-  if [ -z "${TUTORIAL_COMMIT:-}" ] && [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then
-    commit="$commit (with uncommitted changes)"
-  fi
-  {
-    printf 'GPU_NAME=%q\nCOMPUTE_CAP=%q\nDRIVER=%q\nDRIVER_CUDA=%q\n' \
-      "$gpu_name" "$compute_cap" "$driver" "$driver_cuda"
-    printf 'NVCC_VERSION=%q\nCMAKE_VERSION=%q\nSTARTED=%q\nCOMMIT=%q\n' "$nvcc_version" \
-      "$(cmake --version | head -n 1)" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$commit"
-  } >"$logs/about.env"
+if [ -n "$prebuilt" ]; then  # unpack; list what cannot run here (data for ctest and the record)
+  python3 "$root/scripts/prebuilt.py" prepare "$build" "$logs" "$record" || exit 1
+  export LD_LIBRARY_PATH="$build/carry-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
-# shellcheck source=/dev/null
-source "$logs/about.env"
-export TUTORIAL_RUN_ABOUT="$GPU_NAME, driver $DRIVER, CUDA $NVCC_VERSION; $STARTED; commit $COMMIT."
-echo "gpu-check: $GPU_NAME (compute capability $COMPUTE_CAP), driver $DRIVER, nvcc $NVCC_VERSION"
+
+# --- Where and when: written once, by the first step, as data every later step reads. ---
+mkdir -p "$logs"
+if wants build || [ -n "$prebuilt" ] || [ ! -f "$logs/run.json" ]; then
+  python3 "$root/scripts/results.py" about ${TUTORIAL_COMMIT:+--commit "$TUTORIAL_COMMIT"} \
+    ${prebuilt:+--nvcc "$(cat "$logs/build-nvcc")"} >"$logs/run.json" || exit 1
+fi
+export TUTORIAL_RUN_INFO=$logs/run.json
+python3 -c 'import json, sys
+run = json.load(open(sys.argv[1]))
+print("gpu-check: %(gpu)s (compute capability %(compute_cap)s), driver %(driver)s, nvcc %(nvcc)s" % run)' \
+  "$logs/run.json"
 
 # run_ctest <step> <ctest arguments...>: CTest's JUnit file is what the record reads. CTest keeps
 # only the first 1 KiB of a passing test's output unless told otherwise, and a sanitizer's summary
@@ -77,9 +93,9 @@ run_ctest() {
 }
 
 if wants build; then
-  step "configure and build for sm_${COMPUTE_CAP/./}"
+  step "configure and build for sm_${compute_cap/./}"
   if ! cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTUTORIAL_GPU_CHECK=ON \
-       -DTUTORIAL_RESULTS_DIR="$results" -DCMAKE_CUDA_ARCHITECTURES="${COMPUTE_CAP/./}" \
+       -DTUTORIAL_RESULTS_DIR="$results" -DCMAKE_CUDA_ARCHITECTURES="${compute_cap/./}" \
        >"$logs/configure.log" 2>&1 ||
      ! cmake --build "$build" -j "$(nproc)" >"$logs/build.log" 2>&1; then
     cat "$logs/configure.log" "$logs/build.log" | tail -n 60
@@ -88,11 +104,22 @@ if wants build; then
   fi
 fi
 if wants test; then
-  step "ctest: every test but the sanitizer and benchmark runs"
   # Label "record": tests that compare the READMEs with docs/results, which this run is about
   # to replace; they run in CI once scripts/sync-results.py has copied the new record in.
   # --no-tests=error: a filter that matches nothing is a mistake, not a pass.
-  run_ctest tests -LE 'sanitize|benchmark|record' -j 4 --timeout 300 --no-tests=error || failed=1
+  if [ -n "$prebuilt" ]; then
+    # Label "docs": checks of README text and the site, which no toolkit changes.
+    step "ctest -L 'gpu|cli|host' -LE 'docs|record' (tests this machine cannot run: see the record)"
+    run_ctest tests -L 'gpu|cli|host' -LE 'docs|record' --exclude-from-file "$logs/not-run.txt" \
+      -j 4 --timeout 300 --no-tests=error || failed=1
+    for program in 04_fatbin 04_ptx_only; do  # what the driver runs from this build (the record's outputs)
+      python3 "$root/scripts/results.py" record "$record"_$program --results "$results" -- \
+        "$build/bin/$program" >/dev/null || failed=1
+    done
+  else
+    step "ctest: every test but the sanitizer and benchmark runs"
+    run_ctest tests -LE 'sanitize|benchmark|record' -j 4 --timeout 300 --no-tests=error || failed=1
+  fi
 fi
 if wants sanitize; then
   step "ctest -L sanitize"
@@ -104,6 +131,7 @@ if wants benchmark; then
 fi
 if wants record; then
   step "record"
-  python3 "$root/scripts/write-record.py" --logs "$logs" --results "$results" || failed=1
+  python3 "$root/scripts/results.py" write --logs "$logs" --results "$results" --record "$record" ||
+    failed=1
 fi
 exit $failed

@@ -15,64 +15,31 @@ A number in the prose is filled in place from the SUMMARY line of a benchmark's 
     <!--fig:07_elementwise:best_pct_of_copy-->97.3<!--/fig-->%   a key of its "figures"
     <!--fig:07_elementwise:goal:1-->97.3<!--/fig-->%             the value of its 1st goal
 
-Running the script again replaces every generated part, so it is safe after every GPU check.
-Without file arguments it also redraws the figures drawn from the record (FIGURES below).
+Every block and figure is rendered from the recorded runs' data (docs/results/data/, read by
+scripts/results.py), never from a page. Running the script again replaces every generated part,
+so it is safe after every GPU check. Without file arguments it first renders docs/results/'s own
+pages from that data, and last redraws the figures drawn from it (FIGURES below).
 
 Usage: scripts/sync-results.py [--check] [files...]   (default: every chapter README.md, a part's README.md one folder down, docs/*.md)
---check: change nothing; exit 1 if a page is out of date or names a result that does not exist.
+--check: change nothing; exit 1 if a page (docs/results/'s included) is out of date or names a
+result that does not exist.
 """
 import argparse
-import json
 import os
 import pathlib
-import re
+import shlex
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "docs" / "results"
-MARKER = re.compile(
-    r"<!-- GPU-(OUTPUT|TABLE|EXCERPT): ([\w.-]+)((?: \d+)|(?: \"[^\"\n]+\" \d+))? -->\n"
-    r"(?:.*?<!-- /GPU-OUTPUT -->\n)?",
-    re.S,
-)
-FIGURE = re.compile(r"<!--fig:([\w.-]+):((?:goal:)?[\w.-]+)-->(.*?)<!--/fig-->")
+import results
 
-
-def read_result(name):
-    """Returns (header lines, output text) of docs/results/<name>.md."""
-    text = (RESULTS / f"{name}.md").read_text()
-    header, _, rest = text.partition("```text\n")
-    output, _, _ = rest.rpartition("```")
-    about = [line for line in header.splitlines() if line and not line.startswith("#")]
-    return about, output.rstrip("\n")
-
-
-def tables(output):
-    """The Markdown tables in a program's output, each as a list of lines."""
-    found, current = [], []
-    for line in output.splitlines():
-        if line.startswith("|"):
-            current.append(line)
-        elif current:
-            found.append(current)
-            current = []
-    if current:
-        found.append(current)
-    return found
-
-
-def summary(name):
-    """The JSON of the last SUMMARY line in the recorded output of benchmark <name>."""
-    _, output = read_result(name)
-    lines = [line for line in output.splitlines() if line.startswith("SUMMARY {")]
-    if not lines:
-        raise LookupError(f"docs/results/{name}.md has no SUMMARY line")
-    return json.loads(lines[-1][len("SUMMARY "):])
+ROOT = results.ROOT
+RESULTS = results.RESULTS
+CLOSE = "<!-- /GPU-OUTPUT -->\n"
 
 
 def figure(name, key):
     """The recorded value of figure <key> (or goal:<n>) of benchmark <name>, as prose shows it."""
-    found = summary(name)
+    found = results.summary(results.load(name))
     if key.startswith("goal:"):
         goals = found.get("goals", [])
         position = int(key[len("goal:"):])
@@ -88,29 +55,68 @@ def figure(name, key):
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def render(kind, name, index, page):
-    about, output = read_result(name)
+def render(kind, name, args, page):
+    """The block a marker stands for: rendered from the recorded run's data."""
+    found = results.load(name)
     link = os.path.relpath(RESULTS / f"{name}.md", page.parent)
-    source = f"*Measured by `scripts/gpu-check.sh`: {about[0]} Source: [docs/results/{name}.md]({link})*"
-    # The SUMMARY line is for machines: pages show the lesson's lines.
-    output = "\n".join(line for line in output.splitlines() if not line.startswith("SUMMARY {"))
+    source = (f"*Measured by `scripts/gpu-check.sh`: {results.run_line(found['run'])} "
+              f"Source: [docs/results/{name}.md]({link})*")
+    lines = results.lesson_lines(found["output"])
     if kind == "OUTPUT":
-        body = f"```text\n{output}\n```"
+        body = "```text\n" + "\n".join(lines) + "\n```"
     elif kind == "EXCERPT":
-        start, count = re.fullmatch(r' "([^"]+)" (\d+)', index).groups()
-        lines = output.splitlines()
+        start, count = args
         first = next((i for i, line in enumerate(lines) if start in line), None)
         if first is None:
             raise LookupError(f"{name}'s output has no line containing {start!r}")
         body = "```text\n" + "\n".join(lines[first:first + int(count)]) + "\n```"
         source = source[:-1] + f" (an excerpt; [the whole output]({link}))*"
     else:
-        found = tables(output)
-        position = int(index or 1)
-        if position > len(found):
-            raise LookupError(f"{name} has {len(found)} table(s), not {position}")
-        body = "\n".join(found[position - 1])
+        found_tables = results.tables("\n".join(lines))
+        position = int(args[0]) if args else 1
+        if position > len(found_tables):
+            raise LookupError(f"{name} has {len(found_tables)} table(s), not {position}")
+        body = "\n".join(found_tables[position - 1]["lines"])
     return f"{body}\n\n{source}\n"
+
+
+def fill_markers(text, page):
+    """Replaces what follows each <!-- GPU-KIND: name args --> line, up to its closing line."""
+    out, pos = [], 0
+    while (at := text.find("<!-- GPU-", pos)) != -1:
+        if at > 0 and text[at - 1] != "\n":  # a marker stands on a line of its own
+            out.append(text[pos:at + 1])
+            pos = at + 1
+            continue
+        head_end = text.find(" -->\n", at)
+        if head_end == -1:
+            break
+        kind, _, spec = text[at + len("<!-- GPU-"):head_end].partition(": ")
+        if kind not in ("OUTPUT", "TABLE", "EXCERPT"):
+            out.append(text[pos:head_end])
+            pos = head_end
+            continue
+        name, *args = shlex.split(spec)
+        after = head_end + len(" -->\n")
+        close = text.find(CLOSE, after)
+        nxt = text.find("<!-- GPU-", after)
+        if close != -1 and (nxt == -1 or close < nxt):
+            after = close + len(CLOSE)  # the block generated last time, replaced
+        out.append(text[pos:head_end + len(" -->\n")] + render(kind, name, args, page) + CLOSE)
+        pos = after
+    return "".join(out) + text[pos:]
+
+
+def fill_figures(text):
+    """Fills each <!--fig:name:key-->value<!--/fig--> with the recorded value."""
+    out, pos = [], 0
+    while (at := text.find("<!--fig:", pos)) != -1:
+        head_end = text.find("-->", at)
+        close = text.find("<!--/fig-->", head_end)
+        name, _, key = text[at + len("<!--fig:"):head_end].partition(":")
+        out.append(text[pos:head_end + 3] + figure(name, key))
+        pos = close
+    return "".join(out) + text[pos:]
 
 
 def shown(path):
@@ -120,17 +126,7 @@ def shown(path):
 
 def sync(path):
     text = path.read_text()
-
-    def replace(match):
-        kind, name, index = match.group(1), match.group(2), match.group(3)
-        head = f"<!-- GPU-{kind}: {name}{index or ''} -->\n"
-        return head + render(kind, name, index, path) + "<!-- /GPU-OUTPUT -->\n"
-
-    def fill(match):
-        name, key = match.group(1), match.group(2)
-        return f"<!--fig:{name}:{key}-->{figure(name, key)}<!--/fig-->"
-
-    return text, FIGURE.sub(fill, MARKER.sub(replace, text))
+    return text, fill_figures(fill_markers(text, path))
 
 
 def main():
@@ -141,7 +137,8 @@ def main():
     files = args.files or sorted(ROOT.glob("[0-9][0-9]_*/README.md")) + sorted(
         ROOT.glob("[0-9][0-9]_*/*/README.md")) + sorted((ROOT / "docs").glob("*.md")) + [
         ROOT / "README.md"]
-    stale = []
+    # The record's own pages first: they are renderings of docs/results/data/.
+    stale = [] if args.files else results.render(check=args.check)
     for path in files:
         if not path.exists():
             continue
