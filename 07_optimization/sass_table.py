@@ -30,8 +30,8 @@ from pathlib import Path
 README = Path(__file__).resolve().parent / "README.md"
 ARCH = "sm_90"
 SKIPPED = 77
-TABLE = re.compile(r"(<!-- SASS-TABLE: nvcc ([\d.]+), (\w+) -->\n)(.*?)(<!-- /SASS-TABLE -->)", re.S)
-INLINE = re.compile(r"(<!--sass:(\w+):(\w+)-->)(.*?)(<!--/sass-->)")
+TABLE_OPEN, TABLE_CLOSE = "<!-- SASS-TABLE: nvcc ", "<!-- /SASS-TABLE -->"
+FIGURE_OPEN, FIGURE_CLOSE = "<!--sass:", "<!--/sass-->"
 
 # Table row -> (mangled-name pattern of the fast path, of the checked path or None).
 KERNELS = [
@@ -52,6 +52,28 @@ def tool(given, name, beside=None):
     if beside and (Path(beside).parent / name).is_file():
         return str(Path(beside).parent / name)
     return shutil.which(name)
+
+
+def table_marker(text):
+    """(start, end, nvcc release) of the table between the README's SASS-TABLE markers, or None."""
+    start = text.find(TABLE_OPEN)
+    if start < 0 or text.find(TABLE_CLOSE, start) < 0:
+        return None
+    header_end = text.index("\n", start)
+    release = text[start + len(TABLE_OPEN):header_end].split(",")[0]
+    return header_end + 1, text.index(TABLE_CLOSE, header_end), release
+
+
+def inline_figures(text):
+    """Each <!--sass:STEP:WHAT-->value<!--/sass--> of the README as (start, end, (STEP, WHAT))."""
+    found, pos = [], text.find(FIGURE_OPEN)
+    while pos >= 0:
+        tag_end = text.index("-->", pos)
+        step, _, what = text[pos + len(FIGURE_OPEN):tag_end].partition(":")
+        close = text.index(FIGURE_CLOSE, tag_end)
+        found.append((tag_end + len("-->"), close, (step, what)))
+        pos = text.find(FIGURE_OPEN, close)
+    return found
 
 
 def nvcc_release(nvcc):
@@ -144,7 +166,7 @@ def main():
     args = parser.parse_args()
 
     text = args.readme.read_text(encoding="utf-8")
-    marker = TABLE.search(text)
+    marker = table_marker(text)
     if not marker:
         print("sass_table: %s has no <!-- SASS-TABLE: nvcc X.Y, sm_NN --> marker" % args.readme)
         return 1
@@ -161,9 +183,10 @@ def main():
         print("sass_table: no nvdisasm: checking registers and local memory only, not the SASS counts "
               "(python3 -m pip install nvidia-cuda-nvdisasm, then re-run cmake)")
     release = nvcc_release(args.nvcc)
-    if not args.update and release != marker.group(2):
+    table_start, table_end, table_release = marker
+    if not args.update and release != table_release:
         print("sass_table: skipped: the README's table is from nvcc %s, this build from nvcc %s "
-              "(other releases allocate registers differently)" % (marker.group(2), release))
+              "(other releases allocate registers differently)" % (table_release, release))
         return SKIPPED
     listing = subprocess.run([cuobjdump, "--list-elf", args.binary], capture_output=True, text=True).stdout
     if "." + ARCH + "." not in listing:
@@ -171,13 +194,19 @@ def main():
               % (args.binary, ARCH))
         return SKIPPED
 
-    table, figures = build_facts(cuobjdump, nvdisasm, args.binary, marker.group(4))
-    unknown = [m.group(0) for m in INLINE.finditer(text) if (m.group(2), m.group(3)) not in figures]
+    table, figures = build_facts(cuobjdump, nvdisasm, args.binary, text[table_start:table_end])
+    inline = inline_figures(text)
+    unknown = [":".join(key) for _, _, key in inline if key not in figures]
     if unknown:
         print("sass_table: the README names counts the table does not have: %s" % ", ".join(unknown))
         return 1
-    new = TABLE.sub(lambda m: "<!-- SASS-TABLE: nvcc %s, %s -->\n%s%s" % (release, ARCH, table, m.group(5)), text)
-    new = INLINE.sub(lambda m: m.group(1) + figures[(m.group(2), m.group(3))] + m.group(5), new)
+    # Replace from the end, so that earlier positions stay valid.
+    header = text.rfind(TABLE_OPEN, 0, table_start)
+    pieces = [(header, table_start, "%s%s, %s -->\n" % (TABLE_OPEN, release, ARCH)), (table_start, table_end, table)]
+    pieces += [(start, end, figures[key]) for start, end, key in inline]
+    new = text
+    for start, end, value in sorted(pieces, reverse=True):
+        new = new[:start] + value + new[end:]
     if args.update:
         if new != text:
             args.readme.write_text(new, encoding="utf-8")

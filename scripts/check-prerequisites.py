@@ -12,14 +12,11 @@ toolkits the course supports names the same range.
 Usage: scripts/check-prerequisites.py [repository root]    Exit status 1 on a difference.
 """
 import pathlib
-import re
 import sys
 
 PAGES_WITH_INSTALL_LINES = ["README.md", "docs/environment.md"]
 PAGES_WITH_TOOLKIT_RANGE = ["README.md", "docs/index.md", "docs/environment.md"]
 TOOLKIT_RANGE = "11.8 to 13.x"
-# "CUDA toolkit, 11.8 to 13.x", "the CUDA toolkit 12 or 13", "CUDA toolkit (12.x or 13.x)"
-TOOLKIT_PHRASE = re.compile(r"CUDA toolkit[,(]?\s+\(?(\d[\w.]*\s+(?:to|or)\s+\d[\w.]*)")
 
 
 def listed(path):
@@ -34,9 +31,24 @@ def install_blocks(text):
     """Each ```bash block that follows a <!-- prerequisites --> marker, as a list of lines."""
     blocks = []
     for part in text.split("<!-- prerequisites -->")[1:]:
-        fence = re.match(r"\s*```(?:bash|sh)\n(.*?)```", part, re.S)
-        blocks.append(fence.group(1).replace("\\\n", " ").splitlines() if fence else None)
+        part = part.lstrip()
+        opening = next((f for f in ("```bash\n", "```sh\n") if part.startswith(f)), None)
+        if opening is None or "```" not in part[len(opening):]:
+            blocks.append(None)
+            continue
+        block = part[len(opening):part.index("```", len(opening))]
+        blocks.append(block.replace("\\\n", " ").splitlines())
     return blocks
+
+
+def toolkit_ranges(text):
+    """What follows each "CUDA toolkit" that names a range: "11.8 to 13.x", "12 or 13", ..."""
+    found = []
+    for part in text.split("CUDA toolkit")[1:]:
+        words = part.lstrip(",( ").replace("(", " ").replace(")", " ").split()[:3]
+        if len(words) == 3 and words[0][:1].isdigit() and words[1] in ("to", "or"):
+            found.append(" ".join(words).rstrip(".,;:"))
+    return found
 
 
 def check_block(page, lines, apt):
@@ -84,7 +96,7 @@ def main():
                 problems += check_block(page, lines, apt)
 
     for page in PAGES_WITH_TOOLKIT_RANGE:
-        found = [" ".join(m.split()) for m in TOOLKIT_PHRASE.findall((root / page).read_text())]
+        found = toolkit_ranges((root / page).read_text())
         if not found:
             problems.append(f"{page}: does not say which CUDA toolkits the course supports ({TOOLKIT_RANGE})")
         problems += [f"{page}: says CUDA toolkit {m}; the course supports {TOOLKIT_RANGE}"

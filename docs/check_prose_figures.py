@@ -10,7 +10,7 @@ Not flagged: code (fenced blocks and `inline code`), generated blocks and marker
 quotations (lines starting with ">"), and lines that say where a number comes from other than our run: a link to a public source,
 the notes (labelled as theirs), a datasheet, or a goal or threshold (">= 95%", "at least").
 
-Usage: scripts/check-prose-figures.py [files...]   (default: chapter READMEs and docs/*.md)
+Usage: docs/check_prose_figures.py [files...]   (default: chapter READMEs and docs/*.md)
 Exit status 1 if anything is flagged.
 """
 import pathlib
