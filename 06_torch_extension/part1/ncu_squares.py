@@ -32,7 +32,6 @@ METRICS = {
     "gpu__time_duration.sum": ("duration (us)", "us"),
     "dram__throughput.avg.pct_of_peak_sustained_elapsed": ("DRAM throughput (% of peak)", None),
     "dram__bytes_read.sum": ("DRAM read (MB)", "MB"),
-    "dram__bytes_write.sum": ("DRAM written (MB)", "MB"),
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": ("global load requests (one per warp-wide load)", None),
     "smsp__inst_executed.sum": ("warp instructions executed", None),
     "launch__registers_per_thread": ("registers per thread", None),

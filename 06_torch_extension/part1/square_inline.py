@@ -24,9 +24,8 @@ torch::Tensor square(torch::Tensor x) {
   c10::cuda::CUDAGuard on_the_device_of_x(x.device());
   torch::Tensor y = torch::empty_like(x);
   int64_t n = x.numel();
-  unsigned blocks = static_cast<unsigned>((n + 255) / 256);
-  auto stream = at::cuda::getCurrentCUDAStream();  // PyTorch's stream, so the kernel runs in order
-  if (n > 0) square_kernel<<<blocks, 256, 0, stream>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+  auto stream = at::cuda::getCurrentCUDAStream();  // PyTorch's stream: in order with its own work
+  if (n > 0) square_kernel<<<(n + 255) / 256, 256, 0, stream>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return y;
 }
@@ -34,12 +33,11 @@ torch::Tensor square(torch::Tensor x) {
 
 
 def build(verbose: bool = False):
-    """Compiles on the first call (about a minute), then loads from PyTorch's extension cache."""
-    from torch.utils.cpp_extension import load_inline
+    from torch.utils.cpp_extension import load_inline  # imported here: without a GPU it prints a warning
 
     return load_inline(name="part1_square", cpp_sources="torch::Tensor square(torch::Tensor x);",
                        cuda_sources=CUDA_SOURCE, functions=["square"], verbose=verbose,
-                       extra_cuda_cflags=["-O3", "-lineinfo"],  # capital O; nvcc reads -o2 as "output to 2"
+                       extra_cuda_cflags=["-O3", "-lineinfo"],  # capital O: nvcc refuses -o2
                        extra_ldflags=["-l:libstdc++.so.6"])  # PyTorch's C++ runtime: docs/pitfalls.md
 
 
@@ -48,10 +46,9 @@ if __name__ == "__main__":
     square = build(verbose=True).square
     summary = Summary()
     a = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device="cuda")
-    print(square(a))
     known = torch.tensor([[1.0, 4.0, 9.0], [16.0, 25.0, 36.0]], device="cuda")
     summary.exact("square(a) vs [[1, 4, 9], [16, 25, 36]]", (square(a) - known).abs().max().item())
     for n in (1, 1000, 10_000_001):
         x = torch.randn(n, device="cuda")
-        summary.exact(f"square(x) vs torch.square(x), {n} random floats", (square(x) - x * x).abs().max().item())
+        summary.exact(f"square(x) vs torch.square(x), {n} random floats", (square(x) - torch.square(x)).abs().max().item())
     sys.exit(summary.finish("06_torch_extension_part1_inline"))
