@@ -70,6 +70,12 @@ def main() -> int:
     torch.manual_seed(0)
     print(f"The lectures' profiling examples on {describe_gpu()}")
 
+    # The first profiling session of a process sets up the profiler's buffers and also files a kernel
+    # under "Activity Buffer Request": a throwaway session first keeps that out of the flame graph.
+    with torch.profiler.profile(activities=[ProfilerActivity.CUDA]):
+        torch.zeros(1, device="cuda")
+        torch.cuda.synchronize()
+
     # --- CS336: profile() with stacks, on a training step of a small MLP ---
     print("\n## CS336 lecture 6: profile() with with_stack=True, on one training step of a two-layer MLP")
     print("loss = mean(square(gelu(x @ w1) @ w2)); x: 8192 x 1024, w1: 1024 x 4096, w2: 4096 x 1024 (float32)\n")
