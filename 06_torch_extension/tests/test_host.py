@@ -260,6 +260,18 @@ def test_scripts_print_usage(script):
     assert result.returncode == 0 and result.stdout.startswith("usage:"), result.stdout + result.stderr
 
 
+def test_tests_import_their_helpers_from_anywhere(tmp_path):
+    """`pytest -m gpu -k gradients` at the repository root reads no pytest.ini of this chapter (an empty
+    one stands in for it here); conftest.py must still put demos/ and the chapter on sys.path."""
+    (tmp_path / "empty.ini").write_text("[pytest]\n")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-c", str(tmp_path / "empty.ini"), "--rootdir",
+                             str(CHAPTER.parent), "-p", "no:cacheprovider", "--collect-only", "-q", "-m", "gpu",
+                             "-k", "gradients", str(CHAPTER / "tests")], cwd=CHAPTER.parent, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "test_gradients_match_pytorch_autograd" in result.stdout and "ModuleNotFoundError" not in result.stdout
+
+
 # --- setup.py's messages --------------------------------------------------------------------------------
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the behaviour without a GPU")
