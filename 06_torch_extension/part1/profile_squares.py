@@ -49,7 +49,7 @@ def main() -> int:
     # The notes' schedule: one warm-up step, whose records are dropped (the profiler's own start-up
     # shows up in the first step it records), then one recorded step.
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA],
-                                schedule=torch.profiler.schedule(wait=0, warmup=1, active=1)) as prof:
+                                schedule=torch.profiler.schedule(wait=0, warmup=1, active=1, repeat=1)) as prof:
         for _ in range(2):
             for square in ways.values():
                 square(a)
