@@ -34,9 +34,7 @@ METRICS = {
     "dram__bytes_read.sum": ("DRAM read (MB)", "MB"),
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": ("global load requests (one per warp-wide load)", None),
     "smsp__inst_executed.sum": ("warp instructions executed", None),
-    "launch__registers_per_thread": ("registers per thread", None),
     "launch__block_size": ("threads per block", None),
-    "launch__grid_size": ("blocks", None),
     "sm__warps_active.avg.pct_of_peak_sustained_active": ("achieved occupancy (% of the SM's warps)", None),
 }
 TO = {"us": {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1, "us": 1, "msecond": 1e3, "ms": 1e3},
@@ -161,7 +159,6 @@ def main() -> int:
     for key, label in (("yours", "your CUDA kernel"), ("triton", "Triton, by torch.compile")):
         summary.figure(f"{key}_dram_pct", round(table["dram__throughput.avg.pct_of_peak_sustained_elapsed"][label], 1))
         summary.figure(f"{key}_bytes_per_request", round(per_request[label]))
-        summary.figure(f"{key}_registers", table["launch__registers_per_thread"][label])
     return summary.finish("06_torch_extension_part1_ncu")
 
 

@@ -48,7 +48,6 @@ if __name__ == "__main__":
     a = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device="cuda")
     known = torch.tensor([[1.0, 4.0, 9.0], [16.0, 25.0, 36.0]], device="cuda")
     summary.exact("square(a) vs [[1, 4, 9], [16, 25, 36]]", (square(a) - known).abs().max().item())
-    for n in (1, 1000, 10_000_001):
-        x = torch.randn(n, device="cuda")
-        summary.exact(f"square(x) vs torch.square(x), {n} random floats", (square(x) - torch.square(x)).abs().max().item())
+    x = torch.randn(10_000_001, device="cuda")
+    summary.exact("square(x) vs torch.square(x), 10000001 random floats", (square(x) - torch.square(x)).abs().max().item())
     sys.exit(summary.finish("06_torch_extension_part1_inline"))
