@@ -105,6 +105,27 @@ def test_links_the_shared_cxx_runtime(package):
         "extra_link_args must name the shared library")
 
 
+def find_cuobjdump() -> str | None:
+    """cuobjdump from PATH, the toolkit (CUDA_HOME) or the nvidia-cuda-cuobjdump wheel, as chapter 04 looks."""
+    candidates = [shutil.which("cuobjdump"), str(Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "bin" / "cuobjdump")]
+    try:
+        import nvidia
+
+        candidates += [str(path) for folder in nvidia.__path__ for path in Path(folder).glob("*/bin/cuobjdump")]
+    except ImportError:
+        pass
+    return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
+
+
+def test_kernels_carry_line_information(package):
+    """setup.py compiles with -lineinfo, so compute-sanitizer and ncu can name a kernel's source lines."""
+    cuobjdump = find_cuobjdump()
+    if cuobjdump is None:
+        pytest.skip("cuobjdump not found (python3 -m pip install nvidia-cuda-cuobjdump)")
+    elf = subprocess.run([cuobjdump, "-elf", package._C.__file__], capture_output=True, text=True, check=True).stdout
+    assert ".nv_debug_line_sass" in elf, "the kernels carry no line table: is -lineinfo in setup.py's nvcc flags?"
+
+
 # Meta tensors have shapes and dtypes but no data: the fake implementations run, with the same
 # checks and messages as the C++ code (the GPU tests check the C++ side).
 @pytest.mark.parametrize("op", OPS)
