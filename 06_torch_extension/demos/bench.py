@@ -18,7 +18,8 @@ import torch
 
 import checks
 from summary import Summary
-from timing import benchmark, describe_gpu, gb_per_s, markdown_table, require_device_memory, require_gpu
+from timing import (benchmark, describe_gpu, gb_per_s, kernel_names, markdown_table, require_device_memory,
+                    require_gpu, short_kernel_name)
 
 BETA, KAPPA = 0.7978845608028654, 0.044715  # sqrt(2/pi) and the cubic coefficient of GELU's tanh form
 
@@ -59,7 +60,8 @@ def main() -> int:
     import triton_kernels
 
     n = 2**args.log2n
-    require_device_memory(16 * 4 * n, f"the benchmark at n = 2^{args.log2n}")  # inputs + unfused temporaries
+    # Inputs, unfused temporaries, and the four square graphs that autograd_backward keeps.
+    require_device_memory(20 * 4 * n, f"the benchmark at n = 2^{args.log2n}")
     started = time.perf_counter()
     torch.manual_seed(0)
     a, b, g = (torch.randn(n, device="cuda") for _ in range(3))
@@ -70,6 +72,14 @@ def main() -> int:
 
     def exact(got, ref):
         return checks.max_abs_error(got, ref) == 0
+
+    def autograd_backward(forward):
+        """PyTorch's autograd of forward(x), backward pass only: the graph is built once, and each call
+        runs its backward for the incoming gradient (retain_graph keeps the graph, and autograd.grad
+        returns dL/dx without accumulating it into x.grad)."""
+        x = a.detach().requires_grad_()
+        y = forward(x)
+        return lambda grad, _: torch.autograd.grad(y, x, grad, retain_graph=True)[0]
 
     # op: (bytes it must move, arguments, check(result, first row's result), [(name, function)]);
     # the first row is PyTorch's own kernel, which the others are measured against.
@@ -104,11 +114,16 @@ def main() -> int:
              lambda grad, x: torch.ops.aten.gelu_backward(grad, x, approximate="tanh")),
             ("custom CUDA: cuda_course.gelu_backward (fused)", cuda_course.gelu_backward),
             ("unfused PyTorch ops (the derivative's formula)", gelu_backward_unfused)]),
+        # dL/dx of a square, from the same incoming gradient g: PyTorch's own backward of its three
+        # spellings (each the kernels its autograd node launches), and ours.
         "square backward": (3 * 4 * n, (g, a), exact, [
-            ("PyTorch's autograd formula grad * (2 * x)", lambda grad, x: grad * (2 * x)),
-            ("custom CUDA: cuda_course.square_backward", cuda_course.square_backward)]),
+            ("PyTorch's autograd of torch.square(x) (built-in)", autograd_backward(torch.square)),
+            ("custom CUDA: cuda_course.square_backward", cuda_course.square_backward),
+            ("custom CUDA through autograd: cuda_course.square(x)", autograd_backward(cuda_course.square)),
+            ("PyTorch's autograd of x * x", autograd_backward(lambda x: x * x)),
+            ("PyTorch's autograd of x ** 2", autograd_backward(lambda x: x**2))]),
         "mean backward": (4 * n, (g0, (n,)), exact, [
-            ("PyTorch's autograd formula grad.expand(size) / n", lambda grad, size: grad.expand(size) / n),
+            ("PyTorch's autograd of torch.mean(x) (built-in)", autograd_backward(torch.mean)),
             ("custom CUDA: cuda_course.mean_backward", cuda_course.mean_backward)]),
     }
 
@@ -153,6 +168,10 @@ def main() -> int:
           f"(CUDA events) after warm-up; device-to-device copy: {copy_gbs:.0f} GB/s ({copy_ms:.3f} ms)\n")
     print(markdown_table(["op", "implementation", "time (ms)", "GB/s", "% of built-in", "% of copy",
                           "correct"], rows))
+    print("\nThe kernels each square backward launches (torch.profiler):\n")
+    print(markdown_table(["backward", "kernels"], [
+        [name, ", ".join(short_kernel_name(k) for k in kernel_names(lambda: fn(g, a)))]
+        for name, fn in cases["square backward"][3]]))
     print("\nUnaligned views (the same tensors from element k on): custom CUDA against PyTorch on the same view\n")
     print(markdown_table(["op", "view", "PyTorch (ms)", "custom CUDA (ms)", "% of PyTorch", "correct"], view_rows))
 
@@ -174,6 +193,8 @@ def main() -> int:
 
     for op in ("add", "square", "gelu", "mean", "gelu backward", "square backward", "mean backward"):
         summary.figure(f"{op.replace(' ', '_')}_pct", round(share[(op, custom)], 1))
+    summary.figure("square_backward_autograd_pct",
+                   round(share[("square backward", "custom CUDA through autograd")], 1))
     summary.figure("views_worst_pct", round(view_share[worst_view], 1))
     summary.figure("square_view1_pct", round(view_share[("square", 1)], 1))
     summary.figure("mean_view1_pct", round(view_share[("mean", 1)], 1))

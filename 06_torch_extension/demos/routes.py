@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 CSRC = Path(__file__).resolve().parents[1] / "csrc"
-NVCC_FLAGS = ["-O3"]
+NVCC_FLAGS = ["-O3", "-lineinfo"]  # -lineinfo: compute-sanitizer and ncu name a kernel's source lines
 LINK_FLAGS = ["-l:libstdc++.so.6"]  # the shared C++ runtime, as PyTorch's: setup.py says why
 
 

@@ -23,6 +23,15 @@ def require_gpu() -> None:
         sys.exit(EXIT_NO_GPU)
 
 
+def require_triton() -> None:
+    """Exits with 77 and a message when Triton is missing (PyTorch's Linux CUDA wheels bring it)."""
+    try:
+        import triton  # noqa: F401
+    except ImportError as error:
+        print(f"Triton is not installed ({error}): skipping. pip install triton", file=sys.stderr)
+        sys.exit(EXIT_NO_GPU)
+
+
 def benchmark(fn: Callable[[], object], *, warmup: int = 3, trials: int = 20) -> float:
     """Median time of fn() in milliseconds, measured with CUDA events on the current stream."""
     for _ in range(warmup):
@@ -58,6 +67,32 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
         return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
 
     return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
+
+
+def kernel_names(run: Callable[[], object]) -> list[str]:
+    """The GPU kernels one call of run() launches, by the names torch.profiler shows (after a warm-up
+    call), "3 x " before a kernel launched three times."""
+    run()
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        run()
+        torch.cuda.synchronize()
+    return [(f"{e.count} x " if e.count > 1 else "") + e.key
+            for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+def short_kernel_name(name: str) -> str:
+    """A profiler's kernel name without namespaces, `void` and the parameter list, for a table:
+    "void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)" -> "vectorized_elementwise_kernel<4, ...>"."""
+    for noise in ("void ", "at::native::", "(anonymous namespace)::", "at::", "std::"):
+        name = name.replace(noise, "")
+    if name.endswith(")"):  # cut the parameter list: the parentheses that close at the end
+        depth = 0
+        for i in range(len(name) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(name[i], 0)
+            if depth == 0:
+                return name[:i] if i > 0 and name[i - 1] != " " else name  # "Memset (Device)" stays
+    return name
 
 
 def describe_gpu() -> str:

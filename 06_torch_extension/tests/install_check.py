@@ -1,9 +1,9 @@
-"""Runs the README's install commands, exactly as printed, in a fresh virtual environment.
+"""Runs Part 2's install commands, exactly as printed, in a fresh virtual environment.
 
     python3 06_torch_extension/tests/install_check.py <work dir>
 
-The commands are the bash block that follows the marker `<!-- install-commands -->` in the chapter's
-README. They run from <work dir>, which holds a copy of the package as ./06_torch_extension (the
+The commands are the bash block that follows the marker `<!-- install-commands -->` in
+part2/README.md. They run from <work dir>, which holds a copy of the package as ./06_torch_extension (the
 sources only: pip builds in the source tree, and the build is kept there for the next run), in a venv
 made with --without-pip that sees this interpreter's packages (torch, pip, setuptools) through a .pth
 file; `python3 -m pip` then installs into the venv. (A venv's --system-site-packages would not do:
@@ -26,10 +26,10 @@ PACKAGE_FILES = ["setup.py", "pyproject.toml", "csrc", "src"]
 
 
 def readme_commands() -> str:
-    text = (CHAPTER / "README.md").read_text()
+    text = (CHAPTER / "part2" / "README.md").read_text()
     match = re.search(r"<!-- install-commands -->\s*```bash\n(.*?)```", text, re.S)
     if not match:
-        sys.exit("install_check: no ```bash block after <!-- install-commands --> in the README")
+        sys.exit("install_check: no ```bash block after <!-- install-commands --> in part2/README.md")
     return match.group(1)
 
 

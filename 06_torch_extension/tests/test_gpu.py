@@ -298,7 +298,7 @@ def test_profile_demo_runs(tmp_path):
 
 
 def test_profile_lectures_runs(tmp_path):
-    output = run_script(DEMOS / "profile_lectures.py", "--out-dir", tmp_path)
+    output = run_script(CHAPTER / "part1" / "profile_lectures.py", "--out-dir", tmp_path)
     assert "matmul(dim=4096)" in output
     assert (tmp_path / "stacks_mlp.svg").read_text().startswith("<svg")
 

@@ -1,6 +1,7 @@
 """Tests that need no GPU: the built package's registration, its input checks on CPU and meta
 tensors, opcheck (autograd included) and backward on meta tensors, the architecture-list
-translation, the flame graph and SUMMARY helpers, and the scripts' exit codes without a GPU."""
+translation, setup.py's messages, the flame graph, SUMMARY and ncu-CSV helpers, the scripts the
+README shows whole, and the scripts' exit codes without a GPU."""
 
 import json
 import os
@@ -17,12 +18,16 @@ from torch.library import opcheck
 import flamegraph
 from arch_list import FALLBACK, torch_arch_list
 from summary import Summary
+from timing import short_kernel_name
 
 CHAPTER = Path(__file__).resolve().parents[1]
 DEMOS = CHAPTER / "demos"
+PART1 = CHAPTER / "part1"
 OPS = ["add", "square", "gelu", "mean"]
-SCRIPTS = ["verify.py", "bench.py", "timing_demo.py", "profile_demo.py", "profile_lectures.py",
-           "sanitizer_check.py", "routes.py"]
+# Part 1's scripts need no package; Part 2's (demos/) import the one CMake builds.
+PART1_SCRIPTS = [PART1 / s for s in ("square_inline.py", "profile_squares.py", "ncu_squares.py", "profile_lectures.py")]
+SCRIPTS = PART1_SCRIPTS + [DEMOS / s for s in ("verify.py", "bench.py", "timing_demo.py", "profile_demo.py",
+                                                 "sanitizer_check.py", "routes.py")]
 
 
 def args_for(op: str, *tensors: torch.Tensor) -> tuple:
@@ -100,6 +105,27 @@ def test_links_the_shared_cxx_runtime(package):
         "extra_link_args must name the shared library")
 
 
+def find_cuobjdump() -> str | None:
+    """cuobjdump from PATH, the toolkit (CUDA_HOME) or the nvidia-cuda-cuobjdump wheel, as chapter 04 looks."""
+    candidates = [shutil.which("cuobjdump"), str(Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "bin" / "cuobjdump")]
+    try:
+        import nvidia
+
+        candidates += [str(path) for folder in nvidia.__path__ for path in Path(folder).glob("*/bin/cuobjdump")]
+    except ImportError:
+        pass
+    return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
+
+
+def test_kernels_carry_line_information(package):
+    """setup.py compiles with -lineinfo, so compute-sanitizer and ncu can name a kernel's source lines."""
+    cuobjdump = find_cuobjdump()
+    if cuobjdump is None:
+        pytest.skip("cuobjdump not found (python3 -m pip install nvidia-cuda-cuobjdump)")
+    elf = subprocess.run([cuobjdump, "-elf", package._C.__file__], capture_output=True, text=True, check=True).stdout
+    assert ".nv_debug_line_sass" in elf, "the kernels carry no line table: is -lineinfo in setup.py's nvcc flags?"
+
+
 # Meta tensors have shapes and dtypes but no data: the fake implementations run, with the same
 # checks and messages as the C++ code (the GPU tests check the C++ side).
 @pytest.mark.parametrize("op", OPS)
@@ -171,19 +197,136 @@ def test_lecture_tanh_formula_overflows():
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the behaviour without a GPU")
-@pytest.mark.parametrize("script", SCRIPTS)
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.name)
 def test_scripts_exit_77_without_gpu(script):
-    result = subprocess.run([sys.executable, str(DEMOS / script)], capture_output=True, text=True)
+    env = {**os.environ, "NCU": sys.executable}  # ncu_squares.py looks for ncu first: pretend there is one
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env)
     assert result.returncode == 77, result.stderr
     assert "No usable CUDA GPU" in result.stderr
 
 
-@pytest.mark.parametrize("script", SCRIPTS + ["flamegraph.py"])
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the behaviour without a GPU")
+def test_part1_runs_from_one_command_and_skips_without_gpu():
+    result = subprocess.run(["bash", str(PART1 / "run.sh")], capture_output=True, text=True)
+    assert result.returncode == 77 and "No usable CUDA GPU" in result.stderr, result.stdout + result.stderr
+
+
+def test_ncu_squares_without_ncu_is_skipped():
+    result = subprocess.run([sys.executable, str(PART1 / "ncu_squares.py")], capture_output=True, text=True,
+                            env={**os.environ, "NCU": "/no/such/ncu"})
+    assert result.returncode == 77 and "ncu is not installed (looked for '/no/such/ncu')" in result.stderr
+
+
+# The start of a real export: `ncu --import squares.ncu-rep --csv --page details --print-units base`
+# on the course's GPU machine (H100, ncu of CUDA 13.0), the NVTX columns shortened.
+NCU_CSV = """\
+==PROF== a line of ncu's own
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
+"0","575","python3.12","127.0.0.1","square_kernel(const float *, float *, long)","1","7","(256, 1, 1)","(1048576, 1, 1)","0","9.0","Command line profiler metrics","dram__bytes_read.sum","byte","1,073,764,096"
+"0","575","python3.12","127.0.0.1","square_kernel(const float *, float *, long)","1","7","(256, 1, 1)","(1048576, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","ns","903,264"
+"1","575","python3.12","127.0.0.1","triton_poi_fused_mul_0","1","7","(128, 1, 1)","(262144, 1, 1)","0","9.0","Command line profiler metrics","dram__throughput.avg.pct_of_peak_sustained_elapsed","%","89.71"
+"1","575","python3.12","127.0.0.1","triton_poi_fused_mul_0","1","7","(128, 1, 1)","(262144, 1, 1)","0","9.0","Command line profiler metrics","device__attribute_display_name","","NVIDIA H100 80GB HBM3"
+"""
+
+
+def test_ncu_csv_is_read_with_the_csv_module():
+    sys.path.insert(0, str(PART1))
+    import ncu_squares
+
+    kernels = ncu_squares.read_ncu_csv(NCU_CSV)
+    assert kernels == {
+        "square_kernel(const float *, float *, long)": {"dram__bytes_read.sum": (1073764096.0, "byte"),
+                                                        "gpu__time_duration.sum": (903264.0, "ns")},
+        "triton_poi_fused_mul_0": {"dram__throughput.avg.pct_of_peak_sustained_elapsed": (89.71, "%")}}
+    assert ncu_squares.read_ncu_csv("==ERROR== no report") == {}
+
+
+@pytest.mark.parametrize("name, short", [
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float, float, float, "
+     "at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul> >(int, at::native::BinaryFunctor"
+     "<float, float, float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul>)",
+     "vectorized_elementwise_kernel<4, BinaryFunctor<float, float, float, binary_internal::MulFunctor<float> >, "
+     "array<char*, 3ul> >"),
+    ("square_kernel(float const*, float*, long)", "square_kernel"),
+    ("2 x void at::native::f<float>(float)", "2 x f<float>"),
+    ("triton_poi_fused_mul_0", "triton_poi_fused_mul_0"),
+    ("Memset (Device)", "Memset (Device)"),
+])
+def test_short_kernel_names(name, short):
+    assert short_kernel_name(name) == short
+
+
+def code_blocks(markdown: str) -> list[str]:
+    return [block.split("\n", 1)[1] for block in markdown.split("```")[1::2]]
+
+
+def test_part1_readme_shows_the_load_inline_script_whole():
+    assert (PART1 / "square_inline.py").read_text() in code_blocks((PART1 / "README.md").read_text())
+
+
+def test_part1_readme_shows_the_triton_kernel_as_it_is():
+    """Each paragraph of the README's Triton block is in triton_kernels.py, verbatim."""
+    source = (DEMOS / "triton_kernels.py").read_text()
+    blocks = [b for b in code_blocks((PART1 / "README.md").read_text()) if "@triton.jit" in b]
+    assert len(blocks) == 1
+    for paragraph in blocks[0].strip().split("\n\n\n"):
+        assert paragraph.strip() in source, paragraph
+
+
+@pytest.mark.parametrize("script", [s for s in SCRIPTS if s.name != "square_inline.py"] + [DEMOS / "flamegraph.py"],
+                         ids=lambda path: path.name)
 def test_scripts_print_usage(script):
     """--help prints usage and exits 0 at once: nothing is built or run."""
-    result = subprocess.run([sys.executable, str(DEMOS / script), "--help"], capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and result.stdout.startswith("usage:"), result.stdout + result.stderr
+
+
+def test_tests_import_their_helpers_from_anywhere(tmp_path):
+    """`pytest -m gpu -k gradients` at the repository root reads no pytest.ini of this chapter (an empty
+    one stands in for it here); conftest.py must still put demos/ and the chapter on sys.path."""
+    (tmp_path / "empty.ini").write_text("[pytest]\n")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-c", str(tmp_path / "empty.ini"), "--rootdir",
+                             str(CHAPTER.parent), "-p", "no:cacheprovider", "--collect-only", "-q", "-m", "gpu",
+                             "-k", "gradients", str(CHAPTER / "tests")], cwd=CHAPTER.parent, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "test_gradients_match_pytorch_autograd" in result.stdout and "ModuleNotFoundError" not in result.stdout
+
+
+# --- setup.py's messages --------------------------------------------------------------------------------
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the behaviour without a GPU")
+def test_setup_names_the_architecture_setting_without_a_gpu(tmp_path):
+    """Not PyTorch's IndexError from _get_cuda_arch_flags: one line that says what to set."""
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_CUDA_ARCH_LIST"}
+    result = subprocess.run([sys.executable, "setup.py", "--quiet", "build", "--build-base", str(tmp_path / "build"),
+                             "--build-lib", str(tmp_path / "lib")], cwd=CHAPTER, capture_output=True, text=True,
+                            env=env, timeout=300)
+    assert result.returncode != 0 and "IndexError" not in result.stderr, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        'cuda_course: no GPU here to ask which architecture to compile for: name it, e.g. TORCH_CUDA_ARCH_LIST="9.0" '
+        '(H100) or "8.0;9.0+PTX" (A100, H100 and PTX for newer GPUs)')
+
+
+def test_setup_wants_the_wheel_package_only_to_build_a_wheel(tmp_path):
+    """Python 3.11's bundled setuptools 65.5.0, without `wheel`: a wheel cannot be built, but CMake's
+    `setup.py build` can. sitecustomize.py makes this Python look like that one."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import importlib.metadata as metadata\nimport setuptools\nsetuptools.__version__ = '65.5.0'\n"
+        "found = metadata.version\n"
+        "def version(name):\n"
+        "    if name == 'wheel':\n        raise metadata.PackageNotFoundError(name)\n    return found(name)\n"
+        "metadata.version = version\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+
+    def setup(*args):
+        return subprocess.run([sys.executable, "setup.py", *args, "--help"], cwd=CHAPTER, capture_output=True,
+                              text=True, env=env, timeout=120)
+
+    wheel = setup("bdist_wheel")
+    assert wheel.returncode != 0 and "setuptools 65.5.0 cannot build a wheel without the `wheel` package" in wheel.stderr
+    build = setup("build")
+    assert build.returncode == 0, build.stderr
 
 
 def test_bench_refuses_bad_sizes_before_touching_the_gpu():
