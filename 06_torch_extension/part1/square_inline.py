@@ -14,7 +14,7 @@ CUDA_SOURCE = r"""
 #include <torch/extension.h>
 
 __global__ void square_kernel(const float* x, float* y, int64_t n) {
-  int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;  // 64-bit: n may pass 2^31
+  int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;  // n may pass 2^31
   if (i < n) y[i] = x[i] * x[i];
 }
 
@@ -24,8 +24,9 @@ torch::Tensor square(torch::Tensor x) {
   c10::cuda::CUDAGuard on_the_device_of_x(x.device());
   torch::Tensor y = torch::empty_like(x);
   int64_t n = x.numel();
-  auto stream = at::cuda::getCurrentCUDAStream();  // PyTorch's stream: in order with its own work
-  if (n > 0) square_kernel<<<(n + 255) / 256, 256, 0, stream>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+  if (n > 0)  // on PyTorch's current stream: in order with its own work
+    square_kernel<<<(n + 255) / 256, 256, 0, at::cuda::getCurrentCUDAStream()>>>(
+        x.data_ptr<float>(), y.data_ptr<float>(), n);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return y;
 }
@@ -33,12 +34,12 @@ torch::Tensor square(torch::Tensor x) {
 
 
 def build(verbose: bool = False):
-    from torch.utils.cpp_extension import load_inline  # imported here: without a GPU it prints a warning
+    from torch.utils.cpp_extension import load_inline  # here: without a GPU, importing it warns
 
     return load_inline(name="part1_square", cpp_sources="torch::Tensor square(torch::Tensor x);",
                        cuda_sources=CUDA_SOURCE, functions=["square"], verbose=verbose,
                        extra_cuda_cflags=["-O3", "-lineinfo"],  # capital O: nvcc refuses -o2
-                       extra_ldflags=["-l:libstdc++.so.6"])  # PyTorch's C++ runtime: docs/pitfalls.md
+                       extra_ldflags=["-l:libstdc++.so.6"])  # one C++ runtime: docs/pitfalls.md
 
 
 if __name__ == "__main__":
