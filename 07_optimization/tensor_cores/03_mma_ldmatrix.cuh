@@ -1,32 +1,31 @@
 // Tensor cores step 3: mma.sync and ldmatrix on a swizzled shared-memory layout.
-// Change: WMMA's fragments are replaced by the instructions under them, written in PTX.
+// Change: step 2's kernel with WMMA's fragments replaced by the instructions under them, written
+// in PTX. Tiles, warps, the 4-stage cp.async ring and its copies stay as they were.
 //  - mma.sync.m16n8k16: one warp, A 16 x 16, B 16 x 8, C 16 x 8 fp32; each thread holds its
-//    documented share of every operand, so the results can be stored straight from registers.
+//    documented share of every operand (diagrams/mma_fragments.svg), so the results are stored
+//    straight from registers, with no trip through shared memory at the edges.
 //  - ldmatrix.x4: one instruction loads four 8 x 8 bf16 matrices from shared memory into exactly
-//    those registers; each of 8 lanes per matrix gives the address of one 16-byte row.
-//  - Swizzle: tile rows are 64 elements (128 bytes, all 32 banks). Unpadded, the 8 rows an
-//    ldmatrix reads at one column would all sit in the same 4 banks (8-way conflict). So chunk c
-//    (16 bytes) of row r is stored at chunk c XOR (r % 8): the 8 rows land in 8 different chunks,
-//    no conflict, no padding. (TMA's 128-byte swizzle in step 4 is this same pattern.)
-//  - Bigger tiles, deeper pipeline: 128 x 256 x 64 per block (8 warps of 64 x 64), 4 stages of
-//    cp.async in flight, one __syncthreads() per k-step, blocks in L2-friendly groups; each
-//    warp loads the next 16-deep k-step's fragments while it multiplies this one's.
-// Prediction: ~70% of cuBLAS BF16 (the goal). Per warp and 16-deep k-step: 8 ldmatrix feed
-// 32 mma (step 2's WMMA: 6 loads for 16), and 64 x 64 x 64 work per warp between barriers. What
-// it cannot do is Hopper's own path: mma.sync issues from each warp separately and keeps all
-// operands in registers, which on H100 reaches well under wgmma's peak.
+//    those registers; each of 8 lanes per matrix gives the address of one 16-byte row. A warp's
+//    16-deep k-step takes 8 of them for 32 mma.sync, where WMMA issued one 4-byte load per mma.
+//  - Swizzle: tile rows are 64 elements (128 bytes, all 32 banks), unpadded. Then the 8 rows an
+//    ldmatrix matrix reads at one column would all sit in the same 4 banks (8-way conflict). So
+//    chunk c (16 bytes) of row r is stored at chunk c XOR (r % 8): the 8 rows land in 8 different
+//    chunks, no conflict, no padding (diagrams/ldmatrix_swizzle.svg). (TMA's 128-byte swizzle in
+//    step 4 is this same pattern.)
+//  - Each warp loads the next 16-deep k-step's fragments while it multiplies this one's.
+// Prediction: ~65% of cuBLAS BF16 (the goal is 60%). The fragment loads shrink from 32
+// instructions per 32 mma to 8, and with them their addresses; the tensor pipe should be busy
+// three quarters of the time, against the ceiling's full time. What it cannot do is Hopper's own
+// path: mma.sync issues from each warp separately and keeps all operands in registers, which on
+// H100 reaches well under wgmma's peak.
 #pragma once
 
-#include "00_common.cuh"
+#include "02_cp_async.cuh"
 
 namespace tc {
 
-struct MmaTiles {
-  static constexpr int BM = 128, BN = 256, BK = 64;  // block tile; BK * 2 bytes = one 128-byte row
-  static constexpr int WM = 64, WN = 64;             // warp tile: 4 x 8 mma tiles of 16 x 8
-  static constexpr int kStages = 4;
-  static constexpr int kWarps = (BM / WM) * (BN / WN), kThreads = 32 * kWarps;
-  static constexpr int kStageElements = (BM + BN) * BK;
+struct SwizzledTiles : BlockTiles {
+  static constexpr int kStageElements = (BM + BN) * BK;  // BK * 2 bytes = one 128-byte row
   static constexpr size_t kSharedBytes = size_t(kStages) * kStageElements * sizeof(bf16);
 };
 
@@ -68,8 +67,8 @@ struct Fragments {
   }
 };
 
-__global__ void __launch_bounds__(MmaTiles::kThreads, 1) tc_mma_ldmatrix(Gemm g) {
-  using T = MmaTiles;
+__global__ void __launch_bounds__(SwizzledTiles::kThreads, 1) tc_mma_ldmatrix(Gemm g) {
+  using T = SwizzledTiles;
   extern __shared__ __align__(128) unsigned char shared_bytes[];
   bf16* const shared_tiles = reinterpret_cast<bf16*>(shared_bytes);  // kStages x (A tile, B tile)
   int tile_m, tile_n;
@@ -80,9 +79,11 @@ __global__ void __launch_bounds__(MmaTiles::kThreads, 1) tc_mma_ldmatrix(Gemm g)
   const auto tile_a = [&](int stage) { return shared_tiles + stage * T::kStageElements; };
   const auto tile_b = [&](int stage) { return tile_a(stage) + T::BM * T::BK; };
   const auto layout = [](int r, int c) { return swizzled(r, c); };
+  const TileCopy<T::BM, T::BK, T::kThreads> copy_a(g.A, g.M, g.K, g.ld, row0);
+  const TileCopy<T::BN, T::BK, T::kThreads> copy_b(g.B, g.N, g.K, g.ld, col0);
   const auto load = [&](int stage, int k0) {
-    load_tile_async<T::BM, T::BK, T::kThreads>(tile_a(stage), g.A, g.M, g.K, g.ld, row0, k0, layout);
-    load_tile_async<T::BN, T::BK, T::kThreads>(tile_b(stage), g.B, g.N, g.K, g.ld, col0, k0, layout);
+    copy_a.start(tile_a(stage), k0, layout);
+    copy_b.start(tile_b(stage), k0, layout);
   };
 
   float acc[T::WM / 16][T::WN / 8][4] = {};
@@ -95,7 +96,7 @@ __global__ void __launch_bounds__(MmaTiles::kThreads, 1) tc_mma_ldmatrix(Gemm g)
   for (int t = 0; t < tiles; ++t) {
     cp_async_wait<T::kStages - 2>();  // tile t has landed (this thread's copies) ...
     __syncthreads();  // ... everyone's; and everyone is done with tile t-1, whose stage is refilled next
-    const int next = t + T::kStages - 1;  // the tile that goes into the stage tile t-1 used
+    const int next = t + T::kStages - 1;
     if (next < tiles) load(next % T::kStages, next * T::BK);
     cp_async_commit();
     const bf16* As = tile_a(t % T::kStages);
@@ -137,6 +138,7 @@ __global__ void __launch_bounds__(kPeakThreads) tc_mma_sync_peak(float* out) {
 #pragma unroll
   for (int j = 0; j < 16; ++j)  // different starting values: 16 chains the compiler cannot merge
     acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = float(j);
+#pragma unroll 1  // 16 mma.sync per trip are plenty; unrolled 4096 times, ptxas takes minutes
   for (int i = 0; i < kPeakIterations; ++i)
 #pragma unroll
     for (int j = 0; j < 16; ++j) mma_16816(acc[j], a, b);
@@ -154,12 +156,8 @@ inline double launch_mma_sync_peak(float* out, int blocks) {
 }
 
 inline void launch_mma_ldmatrix(const Gemm& g) {
-  using T = MmaTiles;
-  static const bool configured = [] {  // more than 48 KB of shared memory must be asked for
-    CUDA_CHECK(cudaFuncSetAttribute(tc_mma_ldmatrix, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(T::kSharedBytes)));
-    return true;
-  }();
+  using T = SwizzledTiles;
+  static const bool configured = (allow_shared_bytes(tc_mma_ldmatrix, T::kSharedBytes), true);
   (void)configured;
   const int blocks = ceil_div(g.M, T::BM) * ceil_div(g.N, T::BN);
   tc_mma_ldmatrix<<<blocks, T::kThreads, T::kSharedBytes>>>(g);
