@@ -33,10 +33,10 @@ struct SwizzledTiles : BlockTiles {
 __device__ inline int swizzled(int r, int c) { return r * 64 + ((c ^ (r % 8)) * 8); }
 
 /// Four 8 x 8 matrices of 16-bit values; lanes 8i..8i+7 give the row addresses of matrix i.
-__device__ inline void ldmatrix_x4(uint32_t (&r)[4], const bf16* row) {
+__device__ inline void ldmatrix_x4(uint32_t (&r)[4], uint32_t shared_row) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(shared_address(row)));
+               : "r"(shared_row));
 }
 
 /// d += a * b for one 16 x 8 tile: a is 16 x 16 (row-major), b is 16 x 8 (column-major).
@@ -49,19 +49,22 @@ __device__ inline void mma_16816(float (&d)[4], const uint32_t (&a)[4], const ui
 }
 
 /// One warp's operands for a 16-deep k-step: 4 tiles of A (16 x 16) and 8 of B (16 x 8).
+/// The ldmatrix addresses cost one XOR per k-step: a lane's row r reads chunk 2k + h (h = 0 or 1),
+/// stored at chunk (2k + h) ^ (r % 8) = (h ^ (r % 8)) ^ 2k. So its address for k-step k is its
+/// address for k-step 0 XOR 32k bytes (the chunk bits; rows are 128 bytes, stages 128-byte aligned).
 template <typename T>
 struct Fragments {
   uint32_t a[T::WM / 16][4], b[T::WN / 8][2];
-  /// Loads k-step \p k (chunks 2k and 2k+1 of each row) of the warp's rows of As and Bs.
-  __device__ void load(const bf16* As, const bf16* Bs, int wm, int wn, int k) {
-    const int lane = threadIdx.x % 32;
+  /// Loads k-step \p k; \p a_row, \p b_row: this lane's row addresses in the stage at k-step 0.
+  __device__ void load(uint32_t a_row, uint32_t b_row, int k) {
+    constexpr uint32_t kRows16 = 16 * T::BK * sizeof(bf16);  // 16 rows further down a tile
 #pragma unroll
     for (int i = 0; i < T::WM / 16; ++i)  // matrices: rows 0-7 | 8-15, times chunk 2k | 2k+1
-      ldmatrix_x4(a[i], As + swizzled(wm + 16 * i + lane % 16, 2 * k + lane / 16));
+      ldmatrix_x4(a[i], (a_row ^ (32u * k)) + i * kRows16);
 #pragma unroll
     for (int j = 0; j < T::WN / 16; ++j) {  // matrices: (n 0-7 | 8-15) x (chunk 2k | 2k+1)
       uint32_t r[4];
-      ldmatrix_x4(r, Bs + swizzled(wn + 16 * j + lane % 8 + lane / 16 * 8, 2 * k + lane / 8 % 2));
+      ldmatrix_x4(r, (b_row ^ (32u * k)) + j * kRows16);
       b[2 * j][0] = r[0], b[2 * j][1] = r[1], b[2 * j + 1][0] = r[2], b[2 * j + 1][1] = r[3];
     }
   }
@@ -86,25 +89,40 @@ __global__ void __launch_bounds__(SwizzledTiles::kThreads, 1) tc_mma_ldmatrix(Ge
     copy_b.start(tile_b(stage), k0, layout);
   };
 
+  // This lane's ldmatrix rows in stage 0 at k-step 0: A rows wm + lane % 16, chunk lane / 16;
+  // B rows wn + lane % 8 (+ 8 for lanes 16-31), chunk lane / 8 % 2. In bytes, as ldmatrix wants.
+  const uint32_t stage0 = shared_address(shared_tiles);
+  const uint32_t a_row = stage0 + 2 * swizzled(wm + lane % 16, lane / 16);
+  const uint32_t b_row = stage0 + 2 * (T::BM * T::BK + swizzled(wn + lane % 8 + lane / 16 * 8, lane / 8 % 2));
+  const auto stage_bytes = [](int stage) { return uint32_t(stage * T::kStageElements * sizeof(bf16)); };
+
   float acc[T::WM / 16][T::WN / 8][4] = {};
   const int tiles = ceil_div(g.K, T::BK);
   for (int s = 0; s < T::kStages - 1; ++s) {
     if (s < tiles) load(s, s * T::BK);
     cp_async_commit();
   }
-  Fragments<T> frags[2];  // k-steps alternate: load the next one while multiplying this one
+  cp_async_wait<T::kStages - 2>();  // tile 0 has landed (this thread's copies) ...
+  __syncthreads();                   // ... everyone's
+  // Fragments alternate between two register sets: the next k-step's are loaded while this one's
+  // are multiplied, across tiles too (the first k-step of tile t+1 during the last of tile t).
+  Fragments<T> frags[2];
+  frags[0].load(a_row, b_row, 0);
   for (int t = 0; t < tiles; ++t) {
-    cp_async_wait<T::kStages - 2>();  // tile t has landed (this thread's copies) ...
-    __syncthreads();  // ... everyone's; and everyone is done with tile t-1, whose stage is refilled next
-    const int next = t + T::kStages - 1;
+    const int next = t + T::kStages - 1;  // into the stage of tile t-1, which every warp is done with
     if (next < tiles) load(next % T::kStages, next * T::BK);
     cp_async_commit();
-    const bf16* As = tile_a(t % T::kStages);
-    const bf16* Bs = tile_b(t % T::kStages);
-    frags[0].load(As, Bs, wm, wn, 0);
+    const uint32_t stage = stage_bytes(t % T::kStages);
 #pragma unroll
     for (int k = 0; k < T::BK / 16; ++k) {
-      if (k + 1 < T::BK / 16) frags[(k + 1) % 2].load(As, Bs, wm, wn, k + 1);
+      if (k + 1 < T::BK / 16) {
+        frags[(k + 1) % 2].load(a_row + stage, b_row + stage, k + 1);
+      } else {  // before the last k-step's math: wait for tile t+1, and load its first fragments
+        cp_async_wait<T::kStages - 2>();
+        __syncthreads();  // tile t+1 has landed everywhere; every warp is done reading tile t
+        const uint32_t following = stage_bytes((t + 1) % T::kStages);
+        if (t + 1 < tiles) frags[0].load(a_row + following, b_row + following, 0);
+      }
 #pragma unroll
       for (int i = 0; i < T::WM / 16; ++i)
 #pragma unroll

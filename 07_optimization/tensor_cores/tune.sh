@@ -10,12 +10,14 @@
 # 4. the three benchmark shapes, every step, --runs 10;
 # 5. ncu on steps 2 and 3 at 4096^3: tensor pipe, issue, stalls, shared-memory bank conflicts;
 # 6. the SASS instruction mix of their main loops.
-# Prints a short summary last; full logs go to the output folder.
+# Prints a short summary last; the output folder gets summary.txt, ncu.csv, sass.txt (steps 2
+# and 3) and logs.tgz (everything else).
 set -u
 build=${1:-build-tune}
 out=${2:-.}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-mkdir -p "$out"
+logs=$out/logs
+mkdir -p "$logs"
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1)
 arch=${cc/./}
 summary=$out/summary.txt
@@ -24,15 +26,15 @@ note() { echo "$*" | tee -a "$summary"; }
 
 note "== $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
 if ! cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" \
-     -DCMAKE_CUDA_FLAGS="-Xptxas -v" >"$out/configure.log" 2>&1 ||
-   ! cmake --build "$build" -j "$(nproc)" --target 07_tensor_cores >"$out/build.log" 2>&1; then
-  tail -n 40 "$out/configure.log" "$out/build.log"
+     -DCMAKE_CUDA_FLAGS="-Xptxas -v" >"$logs/configure.log" 2>&1 ||
+   ! cmake --build "$build" -j "$(nproc)" --target 07_tensor_cores >"$logs/build.log" 2>&1; then
+  tail -n 40 "$logs/configure.log" "$logs/build.log"
   echo "tune: the build failed"
   exit 1
 fi
 program=$build/bin/07_tensor_cores
 note "-- registers and spills (ptxas)"
-grep -A2 -E "Compiling entry function '_ZN2tc(16tc_cp_async_wmma|15tc_mma_ldmatrix)" "$out/build.log" |
+grep -A2 -E "Compiling entry function '_ZN2tc(16tc_cp_async_wmma|15tc_mma_ldmatrix)" "$logs/build.log" |
   grep -E "entry|spill|Used" | sed 's/ptxas info    : //' | tee -a "$summary"
 
 note "-- checks (exact: Max error 0; random: within the bound)"
@@ -40,10 +42,10 @@ checks_ok=1
 for size in "1 1 1" "33 33 33" "65 129 17" "127 129 33" "1000 777 520" "300 200 4100" "4097 4097 4097" \
             "130 264 16384" "256 256 128"; do
   set -- $size
-  if "$program" --m "$1" --n "$2" --k "$3" --check-only >"$out/check_$1x$2x$3.log" 2>&1; then
+  if "$program" --m "$1" --n "$2" --k "$3" --check-only >"$logs/check_$1x$2x$3.log" 2>&1; then
     note "pass  $1 x $2 x $3"
   else
-    note "FAIL  $1 x $2 x $3"; checks_ok=0; tail -n 20 "$out/check_$1x$2x$3.log"
+    note "FAIL  $1 x $2 x $3"; checks_ok=0; tail -n 20 "$logs/check_$1x$2x$3.log"
   fi
 done
 
@@ -52,7 +54,7 @@ for tool in memcheck racecheck synccheck; do
   for step in 2 3; do
     for size in "130 264 200"; do  # whole tiles (the fast copies) and edges in k and m
       set -- $size
-      log=$out/sanitize_${tool}_$step.log
+      log=$logs/sanitize_${tool}_$step.log
       compute-sanitizer --tool "$tool" --error-exitcode 1 "$program" --m "$1" --n "$2" --k "$3" \
         --check-only --step "$step" >>"$log" 2>&1
       note "$([ $? -eq 0 ] && echo clean || echo ERRORS) $tool step $step $1 x $2 x $3: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -n 1)"
@@ -61,9 +63,9 @@ for tool in memcheck racecheck synccheck; do
 done
 
 note "-- timings (--runs 10, every step)"
-"$program" --runs 10 >"$out/bench.log" 2>&1
-echo "exit status $?" >>"$out/bench.log"
-grep -E '^### |^\| [0-9]|^\| cuBLAS BF16|^\| mma.sync|Goal|goal' "$out/bench.log" | tee -a "$summary"
+"$program" --runs 10 >"$logs/bench.log" 2>&1
+echo "exit status $?" >>"$logs/bench.log"
+grep -E '^### |^\| [0-9]|^\| cuBLAS BF16|^\| mma.sync|Goal|goal' "$logs/bench.log" | tee -a "$summary"
 
 note "-- ncu, 4096^3, steps 2 and 3"
 metrics=gpu__time_duration.sum,launch__registers_per_thread,launch__occupancy_limit_registers
@@ -95,7 +97,7 @@ for name, m in rows.items():
 EOF
 
 note "-- SASS instruction mix (whole kernel, static count)"
-cuobjdump -sass "$program" >"$out/sass.txt" 2>/dev/null
+cuobjdump -sass "$program" 2>/dev/null | awk '/Function : /{keep = /tc_cp_async_wmma|tc_mma_ldmatrix/} keep' >"$out/sass.txt"
 python3 - "$out/sass.txt" <<'EOF' | tee -a "$summary"
 import re, sys, collections
 current, mix = None, collections.defaultdict(collections.Counter)
@@ -110,4 +112,5 @@ for line in open(sys.argv[1]):
 for k, c in mix.items():
     print(k, sum(c.values()), "instructions:", ", ".join(f"{op} {n}" for op, n in c.most_common(14)))
 EOF
+tar -czf "$out/logs.tgz" -C "$out" logs && rm -rf "$logs"
 [ "$checks_ok" = 1 ] || { note "tune: some checks FAILED"; exit 1; }
