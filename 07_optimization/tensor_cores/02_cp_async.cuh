@@ -4,18 +4,19 @@
 // block stages 128 x 64 tiles of A and 256 x 64 tiles of B in shared memory, so each element
 // loaded from global memory feeds 128 or 256 multiply-adds instead of 16. The copies are cp.async
 // (sm_80+): global -> shared without a trip through registers, and without the thread waiting for
-// them. Double buffering, generalised to a ring of 4 stages: while the warps multiply tile t,
-// tiles t+1..t+3 are on their way, and a thread waits only for the oldest (cp.async.wait_group 2).
-// One __syncthreads() per 64-deep k-step both says "tile t has landed" and "everyone is done with
-// tile t-1", whose stage is refilled next. Whole tiles (all but the edges) are copied without a
-// bounds check per chunk: two instructions per 16 bytes.
+// them. Double buffering, generalised to a ring of 4 stages (diagrams/cp_async_pipeline.svg):
+// while the warps multiply tile t, tiles t+1..t+3 are on their way, and a thread waits only for
+// the oldest (cp.async.wait_group 2). One __syncthreads() per 64-deep k-step both says "tile t+1
+// has landed" and "everyone is done with tile t", whose stage is refilled next. Whole tiles (all
+// but the edges) are copied without a bounds check per chunk: two instructions per 16 bytes.
+// Fragments are double buffered in registers too: each warp loads the next 16-deep k-step's
+// while it multiplies this one's.
 // Each tile row is padded from 64 to 72 elements (144 bytes), so the 8 rows a fragment load reads
 // at once start 16 bytes apart in the banks: no bank conflicts.
-// Prediction: ~45% of cuBLAS BF16 (the goal is 40%). Global traffic drops 16x against step 1 and
-// the copies hide behind 3 tiles of math. What is left is WMMA: it reads fragments from shared
-// memory with plain 4-byte loads, one per mma.sync (ldmatrix would need a quarter of the
-// instructions), and with two warps per scheduler those loads and their addresses sit between
-// the multiplications.
+// Prediction: ~40% of cuBLAS BF16 (the goal). Global traffic drops 16x against step 1 and the
+// copies hide behind 3 tiles of math. What is left is WMMA: nvcc compiles its fragment loads from
+// shared memory to generic 4-byte loads (LD, not LDS: the compiler does not see that the pointer
+// is shared), one per mma.sync, which queue with global traffic and wait like it (long scoreboard).
 #pragma once
 
 #include "01_wmma.cuh"
@@ -54,11 +55,13 @@ struct TileCopy {
   template <typename Layout>
   __device__ void start(bf16* tile, int k0, Layout offset) const {
     if (r0 + ROWS <= rows && k0 + BK <= K) {  // the whole tile is inside X (block-uniform branch)
-      const bf16* src = X + size_t(r0 + first_row) * ld + k0 + chunk * 8;
+      // Element offsets fit in an int (rows * ld <= 16384 * 16384): one multiply-add per address,
+      // and no 64-bit pointer to keep in registers between k-steps.
+      const int first = (r0 + first_row) * ld + k0 + chunk * 8;
       bf16* dst = tile + offset(first_row, chunk);
 #pragma unroll
       for (int p = 0; p < kPasses; ++p)
-        cp_async_16(dst + offset(p * kRowsPerPass, 0), src + p * kRowsPerPass * ld, 16);
+        cp_async_16(dst + offset(p * kRowsPerPass, 0), X + (first + p * kRowsPerPass * ld), 16);
     } else {  // an edge: each chunk reads only what is inside X, zeros for the rest
       load_tile_async<ROWS, BK, THREADS>(tile, X, rows, K, ld, r0, k0, offset);
     }
@@ -75,6 +78,20 @@ struct PaddedTiles : BlockTiles {
   static constexpr int kPitch = BK + 8;  // a shared tile row: 64 elements + 8 of padding (144 bytes)
   static constexpr int kStageElements = (BM + BN) * kPitch;
   static constexpr size_t kSharedBytes = size_t(kStages) * kStageElements * sizeof(bf16);
+};
+
+/// One warp's WMMA operands for a 16-deep k-step: 4 fragments of A (16 x 16), 4 of B^T.
+template <typename T>
+struct WmmaFragments {
+  FragA a[T::WM / 16];
+  FragB b[T::WN / 16];
+  /// Loads columns k..k+15 of the warp's rows of the shared tiles As and Bs.
+  __device__ void load(const bf16* As, const bf16* Bs, int wm, int wn, int k) {
+#pragma unroll
+    for (int i = 0; i < T::WM / 16; ++i) wmma::load_matrix_sync(a[i], As + (wm + 16 * i) * T::kPitch + k, T::kPitch);
+#pragma unroll
+    for (int j = 0; j < T::WN / 16; ++j) wmma::load_matrix_sync(b[j], Bs + (wn + 16 * j) * T::kPitch + k, T::kPitch);
+  }
 };
 
 __global__ void __launch_bounds__(PaddedTiles::kThreads, 1) tc_cp_async_wmma(Gemm g) {
@@ -107,34 +124,36 @@ __global__ void __launch_bounds__(PaddedTiles::kThreads, 1) tc_cp_async_wmma(Gem
     if (s < tiles) load(s, s * T::BK);
     cp_async_commit();  // (an empty group past the last tile keeps the counting uniform)
   }
+  cp_async_wait<T::kStages - 2>();  // tile 0 has landed (this thread's copies) ...
+  __syncthreads();                   // ... everyone's
+  // Fragments alternate between two register sets: the next 16-deep k-step's are loaded while
+  // this one's are multiplied, across tiles too (the first k-step of tile t+1 during the last of
+  // tile t), so the loads' latency hides behind the math.
+  WmmaFragments<T> frags[2];
+  frags[0].load(tile_a(0), tile_b(0), wm, wn, 0);
   for (int t = 0; t < tiles; ++t) {
-    cp_async_wait<T::kStages - 2>();  // tile t has landed (this thread's copies) ...
-    __syncthreads();  // ... everyone's; and everyone is done with tile t-1, whose stage is refilled next
-    const int next = t + T::kStages - 1;
+    const int next = t + T::kStages - 1;  // into the stage of tile t-1, which every warp is done with
     if (next < tiles) load(next % T::kStages, next * T::BK);
     cp_async_commit();
-    const bf16* As = tile_a(t % T::kStages);
-    const bf16* Bs = tile_b(t % T::kStages);
 #pragma unroll
-    for (int k = 0; k < T::BK; k += 16) {
-      FragA a[T::WM / 16];
-      FragB b[T::WN / 16];
-#pragma unroll
-      for (int i = 0; i < T::WM / 16; ++i)
-        wmma::load_matrix_sync(a[i], As + (wm + 16 * i) * T::kPitch + k, T::kPitch);
-#pragma unroll
-      for (int j = 0; j < T::WN / 16; ++j)
-        wmma::load_matrix_sync(b[j], Bs + (wn + 16 * j) * T::kPitch + k, T::kPitch);
+    for (int k = 0; k < T::BK / 16; ++k) {
+      if (k + 1 < T::BK / 16) {
+        frags[(k + 1) % 2].load(tile_a(t % T::kStages), tile_b(t % T::kStages), wm, wn, 16 * (k + 1));
+      } else {  // before the last k-step's math: wait for tile t+1, and load its first fragments
+        cp_async_wait<T::kStages - 2>();  // this thread's copies of tile t+1 have landed
+        __syncthreads();  // everyone's have; and every warp is done reading tile t
+        const int following = (t + 1) % T::kStages;
+        if (t + 1 < tiles) frags[0].load(tile_a(following), tile_b(following), wm, wn, 0);
+      }
 #pragma unroll
       for (int i = 0; i < T::WM / 16; ++i)
 #pragma unroll
-        for (int j = 0; j < T::WN / 16; ++j) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
+        for (int j = 0; j < T::WN / 16; ++j) wmma::mma_sync(acc[i][j], frags[k % 2].a[i], frags[k % 2].b[j], acc[i][j]);
     }
   }
 
-  // The tiles are no longer needed once every warp is done: their memory holds each warp's edge
-  // scratch (256 floats). The copies still pending are empty groups.
-  __syncthreads();
+  // The tiles are no longer needed (the last barrier above came after every warp's last read):
+  // their memory holds each warp's edge scratch (256 floats). The copies still pending are empty.
   float* scratch = reinterpret_cast<float*>(shared_tiles) + warp * 256;
 #pragma unroll
   for (int i = 0; i < T::WM / 16; ++i)

@@ -1,6 +1,7 @@
 // Tensor cores step 3: mma.sync and ldmatrix on a swizzled shared-memory layout.
 // Change: step 2's kernel with WMMA's fragments replaced by the instructions under them, written
-// in PTX. Tiles, warps, the 4-stage cp.async ring and its copies stay as they were.
+// in PTX. Tiles, warps, the 4-stage cp.async ring, its copies and the double-buffered fragments
+// stay as they were.
 //  - mma.sync.m16n8k16: one warp, A 16 x 16, B 16 x 8, C 16 x 8 fp32; each thread holds its
 //    documented share of every operand (diagrams/mma_fragments.svg), so the results are stored
 //    straight from registers, with no trip through shared memory at the edges.
@@ -11,11 +12,12 @@
 //    ldmatrix matrix reads at one column would all sit in the same 4 banks (8-way conflict). So
 //    chunk c (16 bytes) of row r is stored at chunk c XOR (r % 8): the 8 rows land in 8 different
 //    chunks, no conflict, no padding (diagrams/ldmatrix_swizzle.svg). (TMA's 128-byte swizzle in
-//    step 4 is this same pattern.)
-//  - Each warp loads the next 16-deep k-step's fragments while it multiplies this one's.
-// Prediction: ~65% of cuBLAS BF16 (the goal is 60%). The fragment loads shrink from 32
-// instructions per 32 mma to 8, and with them their addresses; the tensor pipe should be busy
-// three quarters of the time, against the ceiling's full time. What it cannot do is Hopper's own
+//    step 4 is this same pattern.) Its address arithmetic is one XOR per k-step (Fragments).
+// Prediction: ~65% of cuBLAS BF16 (the goal is 60%). The fragment loads shrink from 32 generic
+// loads per 32 mma to 8 ldmatrix, and with them their addresses; the tensor pipe should be busy
+// three quarters of the time, against the ceiling's full time. The limit after that is shared
+// memory's bandwidth (128 bytes per cycle per SM): 8 warps x 8 ldmatrix x 512 bytes per k-step,
+// plus the copies, take about 90% of it at the ceiling's rate. What it cannot do is Hopper's own
 // path: mma.sync issues from each warp separately and keeps all operands in registers, which on
 // H100 reaches well under wgmma's peak.
 #pragma once
@@ -104,8 +106,7 @@ __global__ void __launch_bounds__(SwizzledTiles::kThreads, 1) tc_mma_ldmatrix(Ge
   }
   cp_async_wait<T::kStages - 2>();  // tile 0 has landed (this thread's copies) ...
   __syncthreads();                   // ... everyone's
-  // Fragments alternate between two register sets: the next k-step's are loaded while this one's
-  // are multiplied, across tiles too (the first k-step of tile t+1 during the last of tile t).
+  // Fragments alternate between two register sets, as in step 2.
   Fragments<T> frags[2];
   frags[0].load(a_row, b_row, 0);
   for (int t = 0; t < tiles; ++t) {
