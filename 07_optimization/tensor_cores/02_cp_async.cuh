@@ -19,6 +19,8 @@
 // is shared), one per mma.sync, which queue with global traffic and wait like it (long scoreboard).
 #pragma once
 
+#include <type_traits>
+
 #include "01_wmma.cuh"
 
 namespace tc {
@@ -80,6 +82,25 @@ struct PaddedTiles : BlockTiles {
   static constexpr size_t kSharedBytes = size_t(kStages) * kStageElements * sizeof(bf16);
 };
 
+/// Loads a WMMA fragment (16 x 16 bf16, 4 registers per thread) from shared memory, \p pitch
+/// elements per row. WMMA's load_matrix_sync takes a generic pointer, and nvcc turns it into 4
+/// generic loads per fragment (LD, not LDS: it does not see that the pointer is shared), which
+/// queue with global traffic and wait like it. The same instruction in PTX with the state space
+/// named (.shared) lets ptxas load the fragment with one ldmatrix (LDSM in the SASS).
+template <typename Fragment>
+__device__ inline void load_shared(Fragment& f, const bf16* p, int pitch) {
+  static_assert(sizeof(f.x) == 16, "a 16 x 16 bf16 fragment: 4 registers per thread");
+  uint32_t* r = reinterpret_cast<uint32_t*>(&f.x[0]);
+  if constexpr (std::is_same_v<Fragment, FragA>)
+    asm volatile("wmma.load.a.sync.aligned.row.m16n16k16.shared.bf16 {%0, %1, %2, %3}, [%4], %5;\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(shared_address(p)), "r"(pitch));
+  else
+    asm volatile("wmma.load.b.sync.aligned.col.m16n16k16.shared.bf16 {%0, %1, %2, %3}, [%4], %5;\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(shared_address(p)), "r"(pitch));
+}
+
 /// One warp's WMMA operands for a 16-deep k-step: 4 fragments of A (16 x 16), 4 of B^T.
 template <typename T>
 struct WmmaFragments {
@@ -88,9 +109,9 @@ struct WmmaFragments {
   /// Loads columns k..k+15 of the warp's rows of the shared tiles As and Bs.
   __device__ void load(const bf16* As, const bf16* Bs, int wm, int wn, int k) {
 #pragma unroll
-    for (int i = 0; i < T::WM / 16; ++i) wmma::load_matrix_sync(a[i], As + (wm + 16 * i) * T::kPitch + k, T::kPitch);
+    for (int i = 0; i < T::WM / 16; ++i) load_shared(a[i], As + (wm + 16 * i) * T::kPitch + k, T::kPitch);
 #pragma unroll
-    for (int j = 0; j < T::WN / 16; ++j) wmma::load_matrix_sync(b[j], Bs + (wn + 16 * j) * T::kPitch + k, T::kPitch);
+    for (int j = 0; j < T::WN / 16; ++j) load_shared(b[j], Bs + (wn + 16 * j) * T::kPitch + k, T::kPitch);
   }
 };
 
@@ -132,9 +153,6 @@ __global__ void __launch_bounds__(PaddedTiles::kThreads, 1) tc_cp_async_wmma(Gem
   WmmaFragments<T> frags[2];
   frags[0].load(tile_a(0), tile_b(0), wm, wn, 0);
   for (int t = 0; t < tiles; ++t) {
-    const int next = t + T::kStages - 1;  // into the stage of tile t-1, which every warp is done with
-    if (next < tiles) load(next % T::kStages, next * T::BK);
-    cp_async_commit();
 #pragma unroll
     for (int k = 0; k < T::BK / 16; ++k) {
       if (k + 1 < T::BK / 16) {
@@ -149,6 +167,11 @@ __global__ void __launch_bounds__(PaddedTiles::kThreads, 1) tc_cp_async_wmma(Gem
       for (int i = 0; i < T::WM / 16; ++i)
 #pragma unroll
         for (int j = 0; j < T::WN / 16; ++j) wmma::mma_sync(acc[i][j], frags[k % 2].a[i], frags[k % 2].b[j], acc[i][j]);
+      if (k == 0) {  // the copies of tile t+3 go out behind the first k-step's math
+        const int next = t + T::kStages - 1;  // into the stage of tile t-1, which every warp is done with
+        if (next < tiles) load(next % T::kStages, next * T::BK);
+        cp_async_commit();
+      }
     }
   }
 
