@@ -153,6 +153,9 @@ __global__ void __launch_bounds__(PaddedTiles::kThreads, 1) tc_cp_async_wmma(Gem
   WmmaFragments<T> frags[2];
   frags[0].load(tile_a(0), tile_b(0), wm, wn, 0);
   for (int t = 0; t < tiles; ++t) {
+    const int next = t + T::kStages - 1;  // into the stage of tile t-1, which every warp is done with
+    if (next < tiles) load(next % T::kStages, next * T::BK);
+    cp_async_commit();
 #pragma unroll
     for (int k = 0; k < T::BK / 16; ++k) {
       if (k + 1 < T::BK / 16) {
@@ -167,11 +170,6 @@ __global__ void __launch_bounds__(PaddedTiles::kThreads, 1) tc_cp_async_wmma(Gem
       for (int i = 0; i < T::WM / 16; ++i)
 #pragma unroll
         for (int j = 0; j < T::WN / 16; ++j) wmma::mma_sync(acc[i][j], frags[k % 2].a[i], frags[k % 2].b[j], acc[i][j]);
-      if (k == 0) {  // the copies of tile t+3 go out behind the first k-step's math
-        const int next = t + T::kStages - 1;  // into the stage of tile t-1, which every warp is done with
-        if (next < tiles) load(next % T::kStages, next * T::BK);
-        cp_async_commit();
-      }
     }
   }
 

@@ -110,6 +110,9 @@ __global__ void __launch_bounds__(SwizzledTiles::kThreads, 1) tc_mma_ldmatrix(Ge
   Fragments<T> frags[2];
   frags[0].load(a_row, b_row, 0);
   for (int t = 0; t < tiles; ++t) {
+    const int next = t + T::kStages - 1;  // into the stage of tile t-1, which every warp is done with
+    if (next < tiles) load(next % T::kStages, next * T::BK);
+    cp_async_commit();
     const uint32_t stage = stage_bytes(t % T::kStages);
 #pragma unroll
     for (int k = 0; k < T::BK / 16; ++k) {
@@ -125,11 +128,6 @@ __global__ void __launch_bounds__(SwizzledTiles::kThreads, 1) tc_mma_ldmatrix(Ge
       for (int i = 0; i < T::WM / 16; ++i)
 #pragma unroll
         for (int j = 0; j < T::WN / 8; ++j) mma_16816(acc[i][j], frags[k % 2].a[i], frags[k % 2].b[j]);
-      if (k == 0) {  // the copies of tile t+3 go out behind the first k-step's math
-        const int next = t + T::kStages - 1;  // into the stage of tile t-1, which every warp is done with
-        if (next < tiles) load(next % T::kStages, next * T::BK);
-        cp_async_commit();
-      }
     }
   }
 
