@@ -10,13 +10,14 @@
 // has landed" and "everyone is done with tile t", whose stage is refilled next. Whole tiles (all
 // but the edges) are copied without a bounds check per chunk: two instructions per 16 bytes.
 // Fragments are double buffered in registers too: each warp loads the next 16-deep k-step's
-// while it multiplies this one's.
+// while it multiplies this one's. They are loaded with PTX's wmma.load in its .shared form
+// (load_shared below): WMMA's C++ load_matrix_sync compiles to generic loads here.
 // Each tile row is padded from 64 to 72 elements (144 bytes), so the 8 rows a fragment load reads
 // at once start 16 bytes apart in the banks: no bank conflicts.
-// Prediction: ~40% of cuBLAS BF16 (the goal). Global traffic drops 16x against step 1 and the
-// copies hide behind 3 tiles of math. What is left is WMMA: nvcc compiles its fragment loads from
-// shared memory to generic 4-byte loads (LD, not LDS: the compiler does not see that the pointer
-// is shared), one per mma.sync, which queue with global traffic and wait like it (long scoreboard).
+// Prediction: ~50% of cuBLAS BF16 (the goal is 40%). Global traffic drops 16x against step 1 and
+// the copies hide behind 3 tiles of math; with the state space named, ptxas loads each fragment
+// with one ldmatrix, so a warp's 16-deep k-step is 8 loads for 32 mma.sync. What is left is the
+// address arithmetic WMMA hides: every fragment load computes its own padded address.
 #pragma once
 
 #include <type_traits>

@@ -6,20 +6,21 @@
 //    documented share of every operand (diagrams/mma_fragments.svg), so the results are stored
 //    straight from registers, with no trip through shared memory at the edges.
 //  - ldmatrix.x4: one instruction loads four 8 x 8 bf16 matrices from shared memory into exactly
-//    those registers; each of 8 lanes per matrix gives the address of one 16-byte row. A warp's
-//    16-deep k-step takes 8 of them for 32 mma.sync, where WMMA issued one 4-byte load per mma.
+//    those registers; each of 8 lanes per matrix gives the address of one 16-byte row. (ptxas made
+//    step 2's wmma.load.shared into the same instruction; here the code picks the addresses.)
 //  - Swizzle: tile rows are 64 elements (128 bytes, all 32 banks), unpadded. Then the 8 rows an
 //    ldmatrix matrix reads at one column would all sit in the same 4 banks (8-way conflict). So
 //    chunk c (16 bytes) of row r is stored at chunk c XOR (r % 8): the 8 rows land in 8 different
 //    chunks, no conflict, no padding (diagrams/ldmatrix_swizzle.svg). (TMA's 128-byte swizzle in
 //    step 4 is this same pattern.) Its address arithmetic is one XOR per k-step (Fragments).
-// Prediction: ~65% of cuBLAS BF16 (the goal is 60%). The fragment loads shrink from 32 generic
-// loads per 32 mma to 8 ldmatrix, and with them their addresses; the tensor pipe should be busy
-// three quarters of the time, against the ceiling's full time. The limit after that is shared
-// memory's bandwidth (128 bytes per cycle per SM): 8 warps x 8 ldmatrix x 512 bytes per k-step,
-// plus the copies, take about 90% of it at the ceiling's rate. What it cannot do is Hopper's own
-// path: mma.sync issues from each warp separately and keeps all operands in registers, which on
-// H100 reaches well under wgmma's peak.
+// Prediction: ~65% of cuBLAS BF16 (the goal is 60%). The loads are the same 8 ldmatrix per 32
+// mma as in step 2; what goes is the work around them: step 2's per-fragment address arithmetic
+// (ncu counts 2.7 instructions per mma.sync there) and the edge scratch. The limits after that:
+// two warps per scheduler (registers allow no more with 64 x 64 warp tiles: 128 accumulators
+// each) must keep the tensor pipe fed between barriers, and shared memory's 128 bytes per cycle
+// per SM carry 8 warps x 8 ldmatrix x 512 bytes per k-step plus the copies, over 80% of it at
+// the ceiling's rate. What it cannot do is Hopper's own path: mma.sync issues from each warp
+// separately and keeps all operands in registers, which on H100 reaches well under wgmma's peak.
 #pragma once
 
 #include "02_cp_async.cuh"
