@@ -155,11 +155,11 @@ def ldmatrix_swizzle():
 # --- the cp.async ring ----------------------------------------------------------------------------
 def cp_async_pipeline(stages=4, tiles=9):
     x0, y0, step, lane_h = 120, 70, 96, 34
-    svg = Svg(x0 + step * tiles + 40, y0 + lane_h * stages + 150)
+    svg = Svg(x0 + step * tiles + 40, y0 + lane_h * stages + 166)
     svg.text(svg.width / 2, 22, f"A {stages}-stage cp.async ring (steps 2 and 3): stage s holds tiles s, s + {stages}, "
              f"s + {2 * stages}, ...", size=13, weight="bold")
-    svg.text(svg.width / 2, 40, "one column per k-step t of the main loop; bars are the tiles of A and B in each "
-             "stage of shared memory", size=10, colour="#555")
+    svg.text(svg.width / 2, 40, "one column per trip t of the main loop (a 64-deep tile along K); bars are the "
+             "tiles of A and B in each stage of shared memory", size=10, colour="#555")
     colours = ["#8ecae6", "#ffb703", "#90be6d", "#f4a3c0", "#cdb4db", "#ffd6a5"]
     for s in range(stages):
         y = y0 + s * lane_h
@@ -184,11 +184,13 @@ def cp_async_pipeline(stages=4, tiles=9):
     for t in range(tiles):
         svg.text(x0 + t * step + step / 2, base + 20, f"t = {t}", size=9, colour="#555")
     notes = [
-        f"Each red line is the top of a k-step: cp.async.wait_group {stages - 2} (this thread's copies of tile t have "
-        "landed), __syncthreads() (everyone's have,",
-        "and everyone is done with tile t - 1), then the copies of tile t + 3 start in the stage tile t - 1 just "
+        f"Each red line is the barrier between two tiles: cp.async.wait_group {stages - 2} (this thread's copies of "
+        "tile t have landed), __syncthreads() (everyone's have,",
+        "and everyone is done with tile t - 1); then the copies of tile t + 3 start in the stage tile t - 1 just "
         "freed, and the warps multiply tile t.",
-        f"Prologue: tiles 0-{stages - 2} start before the loop. A tile's copy has {stages - 1} k-steps of math to hide "
+        "(In the code the barrier comes just before the last 16-deep slice of tile t - 1's math, so that tile t's "
+        "first fragments load while it runs.)",
+        f"Prologue: tiles 0-{stages - 2} start before the loop. A tile's copy has {stages - 1} tiles of math to hide "
         "behind; with 2 stages (plain double buffering) it has 1.",
         "Each commit closes a group, even an empty one past the last tile, so 'all but the newest "
         f"{stages - 2} groups' always means 'up to tile t'.",
