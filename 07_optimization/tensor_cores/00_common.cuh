@@ -91,7 +91,7 @@ __device__ inline void load_tile_async(bf16* tile, const bf16* X, int rows, int 
                                        Layout offset) {
   constexpr int kChunksPerRow = COLS / 8, kChunks = ROWS * kChunksPerRow;
   static_assert(COLS % 8 == 0 && kChunks % THREADS == 0, "whole chunks, the same number per thread");
-#pragma unroll
+#pragma unroll 1  // edges only (steps 2-3 copy whole tiles their own way); rolled, it holds no registers
   for (int i = 0; i < kChunks / THREADS; ++i) {
     const int chunk = static_cast<int>(threadIdx.x) + i * THREADS;
     const int r = chunk / kChunksPerRow, c = chunk % kChunksPerRow;

@@ -1,32 +1,34 @@
 // Tensor cores step 3: mma.sync and ldmatrix on a swizzled shared-memory layout.
-// Change: WMMA's fragments are replaced by the instructions under them, written in PTX.
+// Change: step 2's kernel with WMMA's fragments replaced by the instructions under them, written
+// in PTX. Tiles, warps, the 4-stage cp.async ring, its copies and the double-buffered fragments
+// stay as they were.
 //  - mma.sync.m16n8k16: one warp, A 16 x 16, B 16 x 8, C 16 x 8 fp32; each thread holds its
-//    documented share of every operand, so the results can be stored straight from registers.
+//    documented share of every operand (diagrams/mma_fragments.svg), so the results are stored
+//    straight from registers, with no trip through shared memory at the edges.
 //  - ldmatrix.x4: one instruction loads four 8 x 8 bf16 matrices from shared memory into exactly
-//    those registers; each of 8 lanes per matrix gives the address of one 16-byte row.
-//  - Swizzle: tile rows are 64 elements (128 bytes, all 32 banks). Unpadded, the 8 rows an
-//    ldmatrix reads at one column would all sit in the same 4 banks (8-way conflict). So chunk c
-//    (16 bytes) of row r is stored at chunk c XOR (r % 8): the 8 rows land in 8 different chunks,
-//    no conflict, no padding. (TMA's 128-byte swizzle in step 4 is this same pattern.)
-//  - Bigger tiles, deeper pipeline: 128 x 256 x 64 per block (8 warps of 64 x 64), 4 stages of
-//    cp.async in flight, one __syncthreads() per k-step, blocks in L2-friendly groups; each
-//    warp loads the next 16-deep k-step's fragments while it multiplies this one's.
-// Prediction: ~70% of cuBLAS BF16 (the goal). Per warp and 16-deep k-step: 8 ldmatrix feed
-// 32 mma (step 2's WMMA: 6 loads for 16), and 64 x 64 x 64 work per warp between barriers. What
-// it cannot do is Hopper's own path: mma.sync issues from each warp separately and keeps all
-// operands in registers, which on H100 reaches well under wgmma's peak.
+//    those registers; each of 8 lanes per matrix gives the address of one 16-byte row. (ptxas made
+//    step 2's wmma.load.shared into the same instruction; here the code picks the addresses.)
+//  - Swizzle: tile rows are 64 elements (128 bytes, all 32 banks), unpadded. Then the 8 rows an
+//    ldmatrix matrix reads at one column would all sit in the same 4 banks (8-way conflict). So
+//    chunk c (16 bytes) of row r is stored at chunk c XOR (r % 8): the 8 rows land in 8 different
+//    chunks, no conflict, no padding (diagrams/ldmatrix_swizzle.svg). (TMA's 128-byte swizzle in
+//    step 4 is this same pattern.) Its address arithmetic is one XOR per k-step (Fragments).
+// Prediction: ~65% of cuBLAS BF16 (the goal is 60%). The loads are the same 8 ldmatrix per 32
+// mma as in step 2; what goes is the work around them: step 2's per-fragment address arithmetic
+// (ncu counts 2.7 instructions per mma.sync there) and the edge scratch. The limits after that:
+// two warps per scheduler (registers allow no more with 64 x 64 warp tiles: 128 accumulators
+// each) must keep the tensor pipe fed between barriers, and shared memory's 128 bytes per cycle
+// per SM carry 8 warps x 8 ldmatrix x 512 bytes per k-step plus the copies, over 80% of it at
+// the ceiling's rate. What it cannot do is Hopper's own path: mma.sync issues from each warp
+// separately and keeps all operands in registers, which on H100 reaches well under wgmma's peak.
 #pragma once
 
-#include "00_common.cuh"
+#include "02_cp_async.cuh"
 
 namespace tc {
 
-struct MmaTiles {
-  static constexpr int BM = 128, BN = 256, BK = 64;  // block tile; BK * 2 bytes = one 128-byte row
-  static constexpr int WM = 64, WN = 64;             // warp tile: 4 x 8 mma tiles of 16 x 8
-  static constexpr int kStages = 4;
-  static constexpr int kWarps = (BM / WM) * (BN / WN), kThreads = 32 * kWarps;
-  static constexpr int kStageElements = (BM + BN) * BK;
+struct SwizzledTiles : BlockTiles {
+  static constexpr int kStageElements = (BM + BN) * BK;  // BK * 2 bytes = one 128-byte row
   static constexpr size_t kSharedBytes = size_t(kStages) * kStageElements * sizeof(bf16);
 };
 
@@ -34,10 +36,10 @@ struct MmaTiles {
 __device__ inline int swizzled(int r, int c) { return r * 64 + ((c ^ (r % 8)) * 8); }
 
 /// Four 8 x 8 matrices of 16-bit values; lanes 8i..8i+7 give the row addresses of matrix i.
-__device__ inline void ldmatrix_x4(uint32_t (&r)[4], const bf16* row) {
+__device__ inline void ldmatrix_x4(uint32_t (&r)[4], uint32_t shared_row) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(shared_address(row)));
+               : "r"(shared_row));
 }
 
 /// d += a * b for one 16 x 8 tile: a is 16 x 16 (row-major), b is 16 x 8 (column-major).
@@ -50,26 +52,29 @@ __device__ inline void mma_16816(float (&d)[4], const uint32_t (&a)[4], const ui
 }
 
 /// One warp's operands for a 16-deep k-step: 4 tiles of A (16 x 16) and 8 of B (16 x 8).
+/// The ldmatrix addresses cost one XOR per k-step: a lane's row r reads chunk 2k + h (h = 0 or 1),
+/// stored at chunk (2k + h) ^ (r % 8) = (h ^ (r % 8)) ^ 2k. So its address for k-step k is its
+/// address for k-step 0 XOR 32k bytes (the chunk bits; rows are 128 bytes, stages 128-byte aligned).
 template <typename T>
 struct Fragments {
   uint32_t a[T::WM / 16][4], b[T::WN / 8][2];
-  /// Loads k-step \p k (chunks 2k and 2k+1 of each row) of the warp's rows of As and Bs.
-  __device__ void load(const bf16* As, const bf16* Bs, int wm, int wn, int k) {
-    const int lane = threadIdx.x % 32;
+  /// Loads k-step \p k; \p a_row, \p b_row: this lane's row addresses in the stage at k-step 0.
+  __device__ void load(uint32_t a_row, uint32_t b_row, int k) {
+    constexpr uint32_t kRows16 = 16 * T::BK * sizeof(bf16);  // 16 rows further down a tile
 #pragma unroll
     for (int i = 0; i < T::WM / 16; ++i)  // matrices: rows 0-7 | 8-15, times chunk 2k | 2k+1
-      ldmatrix_x4(a[i], As + swizzled(wm + 16 * i + lane % 16, 2 * k + lane / 16));
+      ldmatrix_x4(a[i], (a_row ^ (32u * k)) + i * kRows16);
 #pragma unroll
     for (int j = 0; j < T::WN / 16; ++j) {  // matrices: (n 0-7 | 8-15) x (chunk 2k | 2k+1)
       uint32_t r[4];
-      ldmatrix_x4(r, Bs + swizzled(wn + 16 * j + lane % 8 + lane / 16 * 8, 2 * k + lane / 8 % 2));
+      ldmatrix_x4(r, (b_row ^ (32u * k)) + j * kRows16);
       b[2 * j][0] = r[0], b[2 * j][1] = r[1], b[2 * j + 1][0] = r[2], b[2 * j + 1][1] = r[3];
     }
   }
 };
 
-__global__ void __launch_bounds__(MmaTiles::kThreads, 1) tc_mma_ldmatrix(Gemm g) {
-  using T = MmaTiles;
+__global__ void __launch_bounds__(SwizzledTiles::kThreads, 1) tc_mma_ldmatrix(Gemm g) {
+  using T = SwizzledTiles;
   extern __shared__ __align__(128) unsigned char shared_bytes[];
   bf16* const shared_tiles = reinterpret_cast<bf16*>(shared_bytes);  // kStages x (A tile, B tile)
   int tile_m, tile_n;
@@ -80,10 +85,19 @@ __global__ void __launch_bounds__(MmaTiles::kThreads, 1) tc_mma_ldmatrix(Gemm g)
   const auto tile_a = [&](int stage) { return shared_tiles + stage * T::kStageElements; };
   const auto tile_b = [&](int stage) { return tile_a(stage) + T::BM * T::BK; };
   const auto layout = [](int r, int c) { return swizzled(r, c); };
+  const TileCopy<T::BM, T::BK, T::kThreads> copy_a(g.A, g.M, g.K, g.ld, row0);
+  const TileCopy<T::BN, T::BK, T::kThreads> copy_b(g.B, g.N, g.K, g.ld, col0);
   const auto load = [&](int stage, int k0) {
-    load_tile_async<T::BM, T::BK, T::kThreads>(tile_a(stage), g.A, g.M, g.K, g.ld, row0, k0, layout);
-    load_tile_async<T::BN, T::BK, T::kThreads>(tile_b(stage), g.B, g.N, g.K, g.ld, col0, k0, layout);
+    copy_a.start(tile_a(stage), k0, layout);
+    copy_b.start(tile_b(stage), k0, layout);
   };
+
+  // This lane's ldmatrix rows in stage 0 at k-step 0: A rows wm + lane % 16, chunk lane / 16;
+  // B rows wn + lane % 8 (+ 8 for lanes 16-31), chunk lane / 8 % 2. In bytes, as ldmatrix wants.
+  const uint32_t stage0 = shared_address(shared_tiles);
+  const uint32_t a_row = stage0 + 2 * swizzled(wm + lane % 16, lane / 16);
+  const uint32_t b_row = stage0 + 2 * (T::BM * T::BK + swizzled(wn + lane % 8 + lane / 16 * 8, lane / 8 % 2));
+  const auto stage_bytes = [](int stage) { return uint32_t(stage * T::kStageElements * sizeof(bf16)); };
 
   float acc[T::WM / 16][T::WN / 8][4] = {};
   const int tiles = ceil_div(g.K, T::BK);
@@ -91,19 +105,26 @@ __global__ void __launch_bounds__(MmaTiles::kThreads, 1) tc_mma_ldmatrix(Gemm g)
     if (s < tiles) load(s, s * T::BK);
     cp_async_commit();
   }
-  Fragments<T> frags[2];  // k-steps alternate: load the next one while multiplying this one
+  cp_async_wait<T::kStages - 2>();  // tile 0 has landed (this thread's copies) ...
+  __syncthreads();                   // ... everyone's
+  // Fragments alternate between two register sets, as in step 2.
+  Fragments<T> frags[2];
+  frags[0].load(a_row, b_row, 0);
   for (int t = 0; t < tiles; ++t) {
-    cp_async_wait<T::kStages - 2>();  // tile t has landed (this thread's copies) ...
-    __syncthreads();  // ... everyone's; and everyone is done with tile t-1, whose stage is refilled next
-    const int next = t + T::kStages - 1;  // the tile that goes into the stage tile t-1 used
+    const int next = t + T::kStages - 1;  // into the stage of tile t-1, which every warp is done with
     if (next < tiles) load(next % T::kStages, next * T::BK);
     cp_async_commit();
-    const bf16* As = tile_a(t % T::kStages);
-    const bf16* Bs = tile_b(t % T::kStages);
-    frags[0].load(As, Bs, wm, wn, 0);
+    const uint32_t stage = stage_bytes(t % T::kStages);
 #pragma unroll
     for (int k = 0; k < T::BK / 16; ++k) {
-      if (k + 1 < T::BK / 16) frags[(k + 1) % 2].load(As, Bs, wm, wn, k + 1);
+      if (k + 1 < T::BK / 16) {
+        frags[(k + 1) % 2].load(a_row + stage, b_row + stage, k + 1);
+      } else {  // before the last k-step's math: wait for tile t+1, and load its first fragments
+        cp_async_wait<T::kStages - 2>();
+        __syncthreads();  // tile t+1 has landed everywhere; every warp is done reading tile t
+        const uint32_t following = stage_bytes((t + 1) % T::kStages);
+        if (t + 1 < tiles) frags[0].load(a_row + following, b_row + following, 0);
+      }
 #pragma unroll
       for (int i = 0; i < T::WM / 16; ++i)
 #pragma unroll
@@ -137,6 +158,7 @@ __global__ void __launch_bounds__(kPeakThreads) tc_mma_sync_peak(float* out) {
 #pragma unroll
   for (int j = 0; j < 16; ++j)  // different starting values: 16 chains the compiler cannot merge
     acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = float(j);
+#pragma unroll 1  // 16 mma.sync per trip are plenty; unrolled 4096 times, ptxas takes minutes
   for (int i = 0; i < kPeakIterations; ++i)
 #pragma unroll
     for (int j = 0; j < 16; ++j) mma_16816(acc[j], a, b);
@@ -154,12 +176,8 @@ inline double launch_mma_sync_peak(float* out, int blocks) {
 }
 
 inline void launch_mma_ldmatrix(const Gemm& g) {
-  using T = MmaTiles;
-  static const bool configured = [] {  // more than 48 KB of shared memory must be asked for
-    CUDA_CHECK(cudaFuncSetAttribute(tc_mma_ldmatrix, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(T::kSharedBytes)));
-    return true;
-  }();
+  using T = SwizzledTiles;
+  static const bool configured = (allow_shared_bytes(tc_mma_ldmatrix, T::kSharedBytes), true);
   (void)configured;
   const int blocks = ceil_div(g.M, T::BM) * ceil_div(g.N, T::BN);
   tc_mma_ldmatrix<<<blocks, T::kThreads, T::kSharedBytes>>>(g);
