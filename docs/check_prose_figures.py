@@ -6,7 +6,11 @@ A measured figure in a README must come from the latest GPU check: inside an inl
 which scripts/sync-results.py rewrites after every run. This check flags a number with a
 unit of time, rate or ratio (ms, µs, GB/s, TFLOP/s, %, x) anywhere else in the prose.
 
-Not flagged: code (fenced blocks and `inline code`), generated blocks and markers,
+A page may keep a measured history (how a kernel got faster, step by step, before the record
+that is current) inside `<!-- history: DEVICE, YYYY-MM-DD, ... -->` ... `<!-- /history -->`: the
+opening comment must name the date of those measurements, and nothing in it is flagged.
+
+Not flagged: code (fenced blocks and `inline code`), generated blocks and markers, histories,
 quotations (lines starting with ">"), and lines that say where a number comes from other than our run: a link to a public source,
 the notes (labelled as theirs), a datasheet, or a goal or threshold (">= 95%", "at least").
 
@@ -22,6 +26,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 MEASURED = re.compile(
     r"(?<![\w.^/-])~?\d[\d,]*(?:\.\d+)?(?:\s?(?:ms|µs|us|ns|s|GB/s|TB/s|GFLOP/s|TFLOP/s|%)|[x×])(?![\w/])")
 GENERATED = re.compile(r"<!-- GPU-(?:OUTPUT|TABLE|EXCERPT):.*?<!-- /GPU-OUTPUT -->", re.S)
+HISTORY = re.compile(r"<!-- history: [^>]*\d{4}-\d\d-\d\d[^>]*-->.*?<!-- /history -->", re.S)
 FIGURE = re.compile(r"<!--fig:[^>]*-->.*?<!--/fig-->\S*")
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 INLINE_CODE = re.compile(r"`[^`\n]*`")
@@ -35,7 +40,7 @@ def flagged(text):
     def blank(match):  # keep line numbers: replace a match by its newlines only
         return "\n" * match.group(0).count("\n")
 
-    for pattern in (GENERATED, FENCE):
+    for pattern in (GENERATED, HISTORY, FENCE):
         text = pattern.sub(blank, text)
     found = []
     for number, line in enumerate(text.splitlines(), 1):
