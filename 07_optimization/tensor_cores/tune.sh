@@ -5,13 +5,15 @@
 #
 # Usage, from the repository root: 07_optimization/tensor_cores/tune.sh [parts...]
 #   parts: build check time sanitize ncu (default: build check time sanitize)
+#   PROGRAM=path: use that 07_tensor_cores (e.g. one built on another x86-64 machine) instead of
+#   build-tune's
 set -u
 root=$(pwd)
 out=${OUT:-/tmp/tune}
 mkdir -p "$out"
 parts=${*:-build check time sanitize}
 build=$root/build-tune
-program=$build/07_optimization/tensor_cores/07_tensor_cores
+program=${PROGRAM:-$build/bin/07_tensor_cores}
 summary=$out/summary.txt
 : >"$summary"
 has() { [[ " $parts " == *" $1 "* ]]; }
