@@ -34,7 +34,7 @@ if has check; then
   for size in "1 1 1" "127 129 33" "1000 3000 1000" "300 200 16384" "16384 72 136" "8 16384 264"; do
     read -r m n k <<<"$size"
     log=$out/check_${m}x${n}x${k}.log
-    "$program" --m "$m" --n "$n" --k "$k" --check-only >"$log" 2>&1
+    timeout 60 "$program" --m "$m" --n "$n" --k "$k" --check-only >"$log" 2>&1
     status=$?
     zero=$(grep -c "^Max error: 0 " "$log")
     bad=$(grep -E "^Max error:" "$log" | grep -vc "^Max error: 0 ")
@@ -56,7 +56,7 @@ if has sanitize; then
 fi
 
 if has time; then
-  "$program" --runs 10 >"$out/time.log" 2>&1
+  timeout 240 "$program" --runs 10 >"$out/time.log" 2>&1
   echo "timing run: exit $?" | tee -a "$summary"
   grep -E "^Goal|NOT met" "$out/time.log" | tee -a "$summary"
   python3 - "$out/time.log" <<'EOF' | tee -a "$summary"
@@ -77,7 +77,7 @@ EOF
 fi
 
 if has ncu; then
-  bash "$root/07_optimization/tensor_cores/ncu_steps.sh" "$program" >"$out/ncu.log" 2>&1
+  timeout 240 bash "$root/07_optimization/tensor_cores/ncu_steps.sh" "$program" >"$out/ncu.log" 2>&1
   echo "ncu: exit $?" | tee -a "$summary"
   sed -n '1,/^Raw/p' "$out/ncu.log" | head -40 | tee -a "$summary"
 fi
