@@ -33,7 +33,7 @@ fi
 if has check; then
   for size in "1 1 1" "127 129 33" "1000 3000 1000" "300 200 16384" "16384 72 136" "8 16384 264"; do
     read -r m n k <<<"$size"
-    log=$out/check_${m}x${n}x${k}.log
+    log=$out/check.tmp
     timeout 60 "$program" --m "$m" --n "$n" --k "$k" --check-only >"$log" 2>&1
     status=$?
     zero=$(grep -c "^Max error: 0 " "$log")
@@ -41,17 +41,21 @@ if has check; then
     failed=$(grep -c "FAILED" "$log")
     echo "check ${m}x${n}x${k}: exit $status; exact checks at 0: $zero, not 0: $bad; FAILED lines: $failed" |
       tee -a "$summary"
-    grep -E "FAILED|^Max error: [^0]|rror" "$log" | head -8 | tee -a "$summary"
+    grep -E "FAILED|^Max error: [^0]|CUDA error|gave up|cuBLAS error|[Ee]xception" "$log" | head -8 | tee -a "$summary"
+    cat "$log" >>"$out/checks.log"
+    rm -f "$log"
   done
 fi
 
 if has sanitize; then
   for tool in memcheck racecheck synccheck; do
-    log=$out/sanitize_$tool.log
-    timeout 240 compute-sanitizer --tool "$tool" --error-exitcode 9 "$program" --m 130 --n 264 --k 200 --check-only \
+    log=$out/sanitize.tmp
+    timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$program" --m 130 --n 264 --k 200 --check-only \
       >"$log" 2>&1
     echo "compute-sanitizer $tool (130x264x200, every step): exit $?, $(grep -m1 'ERROR SUMMARY' "$log")" |
       tee -a "$summary"
+    cat "$log" >>"$out/sanitize.log"
+    rm -f "$log"
   done
 fi
 
