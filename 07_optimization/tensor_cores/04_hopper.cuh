@@ -1,8 +1,9 @@
 // What the Hopper steps (4-7, sm_90a) share: the mbarrier ring's state, TMA copies, the wgmma
 // instruction and its shared-memory descriptor, and the tensor maps made on the host.
 //
-// libcu++'s cuda::ptx (CUDA 12.8 and newer) wraps every PTX instruction used here except two,
-// which stay raw PTX: wgmma (the product itself and its fence/commit/wait) and setmaxnreg. The
+// libcu++'s cuda::ptx (CUDA 12.8 and newer) wraps every PTX instruction used here except three,
+// which stay raw PTX: wgmma (the product itself and its fence/commit/wait), setmaxnreg, and the
+// arrival on another block's barrier in the form step 7 needs (see barrier_arrive_in_block). The
 // barriers are plain 8-byte mbarriers in shared memory driven through cuda::ptx rather than
 // cuda::barrier objects: cuda::barrier's wait() spins without bound, its arrive() returns a token
 // a ring never uses, and the waits here must know the phase parity, which cuda::ptx's try_wait
@@ -48,6 +49,22 @@ __device__ inline void barrier_init_fence() { ptx::fence_mbarrier_init(ptx::sem_
 /// One arrival on a barrier of this block.
 __device__ inline void barrier_arrive(uint64_t* barrier) {
   ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, barrier);
+}
+
+/// One arrival on the barrier at \p barrier's shared offset in block \p rank of the cluster (this
+/// block included). Raw PTX: cuda::ptx's remote arrive exists only with .release.cluster, which
+/// adds a cluster-wide memory fence before every arrival. The ring needs none: what the arrival
+/// announces is that this warpgroup's wgmmas have finished reading the stage (wgmma_wait), and
+/// the default (.release, .cta) form is what CUTLASS's cluster barrier uses for the same purpose.
+__device__ inline void barrier_arrive_in_block(uint64_t* barrier, uint32_t rank) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+      "}\n" ::"r"(shared_address(barrier)),
+      "r"(rank)
+      : "memory");
 }
 
 /// One arrival, plus \p bytes that copies must deliver before the phase can complete.

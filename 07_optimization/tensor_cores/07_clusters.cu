@@ -90,9 +90,7 @@ __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Ti
     // Thread r (r < cluster size) of each consumer warpgroup releases stages to block r.
     const int thread = threadIdx.x % 128;
     const auto release = [&](int stage) {
-      if (thread < T::kClusterSize)
-        ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster,
-                             cluster.map_shared_rank(&s.empty[stage], thread));
+      if (thread < T::kClusterSize) barrier_arrive_in_block(&s.empty[stage], thread);
     };
     for (int tile = cluster_id; tile < cluster_tiles; tile += clusters) {
       grouped_tile(tile, pairs_m, tiles_n, pair_m, tile_n);

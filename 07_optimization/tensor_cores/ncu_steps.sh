@@ -30,7 +30,7 @@ scripts=$(cd "$here/../../scripts" && pwd)
 
 # The tensor pipe metric counts every tensor-core instruction: HMMA (mma.sync, and WMMA, built
 # on it) and HGMMA (wgmma, Hopper's warpgroup MMA).
-metrics=gpu__time_duration.sum,launch__registers_per_thread
+metrics=gpu__time_duration.sum,launch__registers_per_thread,launch__grid_size
 metrics+=,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
 metrics+=,dram__throughput.avg.pct_of_peak_sustained_elapsed
 metrics+=,lts__throughput.avg.pct_of_peak_sustained_elapsed
@@ -56,7 +56,8 @@ if ! ncu --clock-control none --metrics "$metrics" -k "$kernels" -c 9 -o "$work/
   echo " https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
   exit 1
 fi
-ncu --import "$work/report.ncu-rep" --page raw --csv >"$work/raw.csv" || exit 1
+# --print-units base: every value in its base unit (durations in nanoseconds), whatever its size.
+ncu --import "$work/report.ncu-rep" --page raw --csv --print-units base >"$work/raw.csv" || exit 1
 
 echo "### ncu, tensor-core steps and cuBLAS BF16 at M = N = K = 4096 (--clock-control none)"
 echo
@@ -73,7 +74,8 @@ labels = ["mma.sync ceiling", "cuBLAS BF16"] + [f"step {i}" for i in range(1, 8)
 
 
 def short(name):
-    name = name.split("(")[0].replace("void ", "").split("<")[0].split("::")[-1]
+    name = name.replace("(anonymous namespace)::", "").replace("void ", "")
+    name = name.split("(")[0].split("<")[0].split("::")[-1]
     return name if len(name) <= 40 else name[:37] + "..."
 
 
@@ -102,7 +104,7 @@ for label, row in zip(labels, rows):
     ranked = stall_ranking(row)
     top = [f"{reason} {value:.2f}" for value, reason in ranked[:2]] + ["n/a", "n/a"]
     duration = cell(row, "gpu__time_duration.sum", digits=0)
-    print(f"| {label} | {short(row['Kernel Name'])} | {duration} ns "
+    print(f"| {label} | `{short(row['Kernel Name'])}` | {duration} ns "
           f"| {cell(row, 'sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active', ' %')} "
           f"| {cell(row, 'dram__throughput.avg.pct_of_peak_sustained_elapsed', ' %')} "
           f"| {cell(row, 'lts__throughput.avg.pct_of_peak_sustained_elapsed', ' %')} "
@@ -115,11 +117,11 @@ print()
 shown = [r for r in stalls if any(ncu_csv.value(row, f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio") >= 0.05
                                     for row in rows
                                     if f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" in row)]
-print("| Step | Registers | Bank conflicts | " + " | ".join(r.replace("_", " ") for r in shown) + " |")
-print("| --- | --- | --- |" + " --- |" * len(shown))
+print("| Step | Blocks | Registers | Bank conflicts | " + " | ".join(r.replace("_", " ") for r in shown) + " |")
+print("| --- | --- | --- | --- |" + " --- |" * len(shown))
 for label, row in zip(labels, rows):
     cells = [cell(row, f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio") for r in shown]
-    print(f"| {label} | {cell(row, 'launch__registers_per_thread', digits=0)} "
+    print(f"| {label} | {cell(row, 'launch__grid_size', digits=0)} | {cell(row, 'launch__registers_per_thread', digits=0)} "
           f"| {cell(row, 'l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum', digits=0)} | " + " | ".join(cells) + " |")
 EOF
 echo
