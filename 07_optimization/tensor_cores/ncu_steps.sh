@@ -62,6 +62,7 @@ ncu --import "$work/report.ncu-rep" --page raw --csv --print-units base >"$work/
 echo "### ncu, tensor-core steps and cuBLAS BF16 at M = N = K = 4096 (--clock-control none)"
 echo
 python3 - "$work/raw.csv" "$scripts" "$stalls" <<'EOF'
+import re
 import sys
 
 sys.path.insert(0, sys.argv[2])
@@ -74,8 +75,11 @@ labels = ["mma.sync ceiling", "cuBLAS BF16"] + [f"step {i}" for i in range(1, 8)
 
 
 def short(name):
-    name = name.replace("(anonymous namespace)::", "").replace("void ", "")
-    name = name.split("(")[0].split("<")[0].split("::")[-1]
+    """The kernel's own name: no namespaces (tc::<unnamed>::), template arguments or parameters."""
+    name = name.replace("void ", "").split("(")[0]
+    while re.search(r"<[^<>]*>", name):
+        name = re.sub(r"<[^<>]*>", "", name)
+    name = name.split("::")[-1]
     return name if len(name) <= 40 else name[:37] + "..."
 
 
