@@ -5,10 +5,10 @@
 //    blockIdx.x + gridDim.x, ... The ring's state carries over from tile to tile, so the
 //    producer loads the next tile's first stages while the consumers finish and store this one:
 //    no block starts with an empty ring, and no launch leaves a partly empty last wave of blocks.
-//  - Tile order: tile i is grouped_tile(i): 8 tile rows at a time, column by column. The 132
-//    tiles in flight at once then cover about 8 tile rows of A and 17 tile columns of B, which
-//    fit in the 50 MB L2, so each A and B tile comes from DRAM about once per group instead of
-//    once per tile (diagrams/tile_order_persistent.svg).
+//  - Tile order: tile i is grouped_tile<16>(i): 16 tile rows at a time, column by column. The
+//    132 tiles in flight at once then cover 16 tile rows of A and about 9 tile columns of B, the
+//    fewest rows of A and B a wave of 132 tiles can read (diagrams/tile_order_persistent.svg), so
+//    more of each wave's reads are L2 hits on what its neighbours fetched.
 //  - TMA-store epilogue: each consumer warpgroup writes its 64 x 256 results to shared memory,
 //    32 columns at a time into two alternating 8 KB buffers in the 128-byte swizzle, and one
 //    thread hands each buffer to the copy engine (cp.async.bulk.tensor, global <- shared), which
@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(Tiles::kThreads, 1)
     producer_registers();
     if (threadIdx.x == 0) {
       for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        grouped_tile(tile, tiles_m, tiles_n, tile_m, tile_n);
+        grouped_tile<kTileRowsPerGroup>(tile, tiles_m, tiles_n, tile_m, tile_n);
         for (int t = 0; t < k_tiles; ++t, state.advance()) {
           barrier_wait(&s.empty[state.stage], state.phase ^ 1);
           barrier_arrive_expect_bytes(&s.full[state.stage], T::kStageBytes);
@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(Tiles::kThreads, 1)
   consumer_registers();
   const int consumer = warpgroup - 1;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    grouped_tile(tile, tiles_m, tiles_n, tile_m, tile_n);
+    grouped_tile<kTileRowsPerGroup>(tile, tiles_m, tiles_n, tile_m, tile_n);
     float d[128] = {};
     PipelineState<T::kStages> previous = state;
     for (int t = 0; t < k_tiles; ++t, state.advance()) {

@@ -51,7 +51,7 @@ __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Ti
   const cg::cluster_group cluster = cg::this_cluster();
   const int rank = int(cluster.block_rank());  // 0 or 1: which tile of the pair, which half of B
   const int clusters = gridDim.x / T::kClusterSize, cluster_id = blockIdx.x / T::kClusterSize;
-  // Cluster tiles: pairs of tile rows times tile columns, walked in step 6's grouped order.
+  // Cluster tiles: pairs of tile rows times tile columns, in step 6's order (8 pairs = 16 tile rows).
   const int pairs_m = ceil_div(ceil_div(M, T::BM), T::kClusterSize), tiles_n = ceil_div(N, T::BN);
   const int cluster_tiles = pairs_m * tiles_n;
   const int k_tiles = ceil_div(K, kBK);
@@ -73,7 +73,7 @@ __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Ti
     if (threadIdx.x == 0) {
       const uint16_t both = (1u << T::kClusterSize) - 1;
       for (int tile = cluster_id; tile < cluster_tiles; tile += clusters) {
-        grouped_tile(tile, pairs_m, tiles_n, pair_m, tile_n);
+        grouped_tile<kTileRowsPerGroup / T::kClusterSize>(tile, pairs_m, tiles_n, pair_m, tile_n);
         const int tile_m = pair_m * T::kClusterSize + rank;
         for (int t = 0; t < k_tiles; ++t, state.advance()) {
           barrier_wait(&s.empty[state.stage], state.phase ^ 1);
@@ -93,7 +93,7 @@ __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Ti
       if (thread < T::kClusterSize) barrier_arrive_in_block(&s.empty[stage], thread);
     };
     for (int tile = cluster_id; tile < cluster_tiles; tile += clusters) {
-      grouped_tile(tile, pairs_m, tiles_n, pair_m, tile_n);
+      grouped_tile<kTileRowsPerGroup / T::kClusterSize>(tile, pairs_m, tiles_n, pair_m, tile_n);
       const int tile_m = pair_m * T::kClusterSize + rank;
       float d[128] = {};
       PipelineState<T::kStages> previous = state;

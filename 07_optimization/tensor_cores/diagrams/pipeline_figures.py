@@ -6,8 +6,9 @@
                              computed from a simple model (a load takes 3 units, a stage's
                              wgmmas 2), with the "full" and "empty" mbarrier phases;
   tile_order_persistent.svg  step 6: which tiles of C the first two waves of 132 persistent
-                             blocks compute at 8192^3 in row order and in the grouped order of
-                             grouped_tile() (00_common.cuh), and what each wave reads.
+                             blocks compute at 8192^3 in row order and in grouped_tile()'s
+                             orders (00_common.cuh), 8 and 16 tile rows at a time, and what the
+                             first wave reads.
 
   pipeline_figures.py           writes both
   pipeline_figures.py --check   exits 1 if a committed SVG differs from what it would write
@@ -119,7 +120,7 @@ def row_order(i, tiles_m, tiles_n):
     return i // tiles_n, i % tiles_n
 
 
-def grouped_order(i, tiles_m, tiles_n, group=8):  # grouped_tile() in 00_common.cuh
+def grouped_order(i, tiles_m, tiles_n, group):  # grouped_tile<group>() in 00_common.cuh
     per_group = group * tiles_n
     first_m = i // per_group * group
     rows = min(tiles_m - first_m, group)
@@ -128,9 +129,9 @@ def grouped_order(i, tiles_m, tiles_n, group=8):  # grouped_tile() in 00_common.
 
 def tile_order_svg(M=8192, N=8192, K=8192, BM=128, BN=256, blocks=132, shown_rows=16):
     tiles_m, tiles_n = M // BM, N // BN
-    cell, gap = 12.0, 70.0
+    cell, gap = 10.0, 60.0
     panel_w, panel_h = tiles_n * cell, shown_rows * cell
-    x_panels = [60.0, 60.0 + panel_w + gap + 60.0]
+    x_panels = [40.0 + i * (panel_w + gap) for i in range(3)]
     y0 = 120.0
     body = [text(12, 24, f"Step 6: the first two waves of 132 persistent blocks, {M} x {N} x {K}", 14,
                  weight="bold"),
@@ -139,8 +140,10 @@ def tile_order_svg(M=8192, N=8192, K=8192, BM=128, BN=256, blocks=132, shown_row
             text(12, 57, "the rows of A and of B under its tiles: fewer distinct rows, less to fetch from "
                  "DRAM (L2 keeps what the wave shares).", 11)]
     wave_colours = ["#e15759", "#f1a340"]
-    for order, name, x in ((row_order, "row by row (blockIdx order)", x_panels[0]),
-                           (grouped_order, "grouped_tile(): 8 tile rows at a time", x_panels[1])):
+    panels = ((row_order, "row by row", x_panels[0]),
+              (lambda i, m, n: grouped_order(i, m, n, 8), "8 tile rows at a time (steps 2-5)", x_panels[1]),
+              (lambda i, m, n: grouped_order(i, m, n, 16), "16 tile rows at a time (steps 6-7)", x_panels[2]))
+    for order, name, x in panels:
         body.append(text(x - 12, y0 - 24, name, 12, weight="bold"))
         body.append(rect(x, y0, panel_w, panel_h, "#f4f4f4", stroke="#999"))
         rows_read, cols_read = set(), set()
@@ -155,14 +158,13 @@ def tile_order_svg(M=8192, N=8192, K=8192, BM=128, BN=256, blocks=132, shown_row
         for tn in sorted(cols_read):  # B's tile rows (C's tile columns), along the top
             body.append(rect(x + tn * cell, y0 - 12, cell - 1, 8, "#59a14f"))
         mb = (len(rows_read) * BM + len(cols_read) * BN) * K * 2 / 1e6
-        body.append(text(x, y0 + panel_h + 22, f"wave 0 reads {len(rows_read)} tile rows of A "
-                         f"(blue) and {len(cols_read)} of B (green):", 11))
-        body.append(text(x, y0 + panel_h + 38, f"{mb:.0f} MB for 132 tiles", 11, weight="bold"))
+        body.append(text(x, y0 + panel_h + 22, f"wave 0 reads {len(rows_read)} tile rows of A (blue)", 11))
+        body.append(text(x, y0 + panel_h + 38, f"and {len(cols_read)} of B (green): {mb:.0f} MB", 11, weight="bold"))
     legend_y = y0 + panel_h + 64
     for i, (colour, what) in enumerate(zip(wave_colours, ["wave 0: tiles 0-131", "wave 1: tiles 132-263"])):
         body.append(rect(12 + 190 * i, legend_y - 11, 14, 14, colour))
         body.append(text(30 + 190 * i, legend_y, what, 11))
-    width = int(x_panels[1] + panel_w + 30)
+    width = int(x_panels[2] + panel_w + 30)
     return svg(width, int(legend_y + 20), body)
 
 
