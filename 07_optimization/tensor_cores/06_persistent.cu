@@ -4,7 +4,8 @@
 //  - Persistent blocks: one block per multiprocessor, each walking tiles blockIdx.x,
 //    blockIdx.x + gridDim.x, ... The ring's state carries over from tile to tile, so the
 //    producer loads the next tile's first stages while the consumers finish and store this one:
-//    no block starts with an empty ring, and no launch leaves a partly empty last wave of blocks.
+//    only the first tile of each block starts with an empty ring. (The tiles still divide
+//    unevenly among the blocks: at 4096^3, 512 tiles give 116 blocks a fourth tile, 16 none.)
 //  - Tile order: tile i is grouped_tile<16>(i): 16 tile rows at a time, column by column. The
 //    132 tiles in flight at once then cover 16 tile rows of A and about 9 tile columns of B, the
 //    fewest rows of A and B a wave of 132 tiles can read (diagrams/tile_order_persistent.svg), so

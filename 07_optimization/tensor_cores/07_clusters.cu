@@ -8,8 +8,8 @@
 // of BOTH blocks are done with it (the other block's copy writes into ours), so each consumer
 // warpgroup arrives on the "empty" barrier of both blocks, and the blocks wait for each other
 // at the start (barriers initialised) and at the end (no more arrivals on our barriers).
-// Prediction: ~100% of cuBLAS BF16 (step 6 at ~97%): a quarter fewer bytes from L2 per
-// stage, which matters where L2 bandwidth, not the tensor pipe, sets the pace.
+// Prediction: ~100% of cuBLAS BF16 (step 6 at ~97%): a third fewer bytes from L2 per stage,
+// which matters where L2 bandwidth, not the tensor pipe, sets the pace.
 #include <cooperative_groups.h>
 
 #include "04_hopper.cuh"
