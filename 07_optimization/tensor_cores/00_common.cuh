@@ -51,8 +51,8 @@ __device__ inline void store_pair(float* C, int M, int N, int row, int col, floa
 /// The (tile row, tile column) that block number \p block computes, in groups of kGroup tile
 /// rows: consecutive blocks (those running at the same time) share a few rows of A and a band of
 /// columns of B, so more of their reads hit L2 than in plain row-by-row order.
+template <int kGroup = 8>
 __device__ inline void grouped_tile(int block, int tiles_m, int tiles_n, int& tile_m, int& tile_n) {
-  constexpr int kGroup = 8;
   const int per_group = kGroup * tiles_n;
   const int first_m = block / per_group * kGroup;
   const int rows = min(tiles_m - first_m, kGroup);

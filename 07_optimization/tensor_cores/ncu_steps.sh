@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Nsight Compute on each tensor-core step and on cuBLAS BF16, at M = N = K = 4096: how busy each
-# kernel keeps the tensor pipes, how much of DRAM's bandwidth it uses, and how many shared-memory
-# bank conflicts its loads from shared memory cause.
+# kernel keeps the tensor pipe, how much of DRAM's and L2's bandwidth it uses, and where its warps
+# wait (the stall reason with the most cycles per issued instruction).
 #
 # Usage: 07_optimization/tensor_cores/ncu_steps.sh <path to the 07_tensor_cores program>
-#        Prints a Markdown table, then ncu's own output.
+#        Prints two Markdown tables, then the raw CSV.
 #
-# The program runs with --check-only: each step's first launch is its exact check at full size.
-# ncu replays each profiled kernel several times to collect its counters, so only those first
-# launches are profiled (-k picks kernels by name, -c stops after that many).
+# The program runs with --check-only: the mma.sync ceiling kernel runs first, then the exact
+# check at full size launches cuBLAS (the reference above 2^30 multiply-adds) and each step once,
+# in step order. ncu replays each profiled kernel many times to collect its counters, so only
+# those first launches are profiled (-k picks kernels by name, -c stops after that many).
 # --clock-control none: keep the GPU's normal boost clocks (ncu's default locks them to base
 # clocks, which makes every kernel look slower than in the benchmark tables).
+# ncu writes a report file; `ncu --import ... --page raw --csv` turns it into one CSV row per
+# kernel launch, which scripts/ncu_csv.py reads (no parsing of ncu's text layout).
 set -u
 program=${1:-}
 if [ -z "$program" ] || [ ! -x "$program" ]; then
@@ -20,125 +23,114 @@ fi
 if ! command -v ncu >/dev/null; then
   echo "ncu (Nsight Compute) is not installed or not on PATH: no profile taken."
   echo "It ships with the CUDA toolkit (nsight-compute); add its folder to PATH and run again."
-  exit 0
+  exit 77
 fi
+here=$(cd "$(dirname "$0")" && pwd)
+scripts=$(cd "$here/../../scripts" && pwd)
+source "$here/../../cmake/run_or_skip.sh"
 
 # The tensor pipe metric counts every tensor-core instruction: HMMA (mma.sync, and WMMA, built
-# on it) and HGMMA (wgmma, Hopper's warpgroup MMA); the wgmma instruction count tells them apart.
-metrics=gpu__time_duration.sum,launch__registers_per_thread
+# on it) and HGMMA (wgmma, Hopper's warpgroup MMA).
+metrics=gpu__time_duration.sum,launch__registers_per_thread,launch__grid_size
 metrics+=,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
-metrics+=,sm__inst_executed_pipe_tensor_op_gmma.sum
-metrics+=,l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed
 metrics+=,dram__throughput.avg.pct_of_peak_sustained_elapsed
-metrics+=,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum
-metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
-# How busy the warp schedulers are, and what share of their instructions are tensor-core ones.
+metrics+=,lts__throughput.avg.pct_of_peak_sustained_elapsed
 metrics+=,smsp__issue_active.avg.pct_of_peak_sustained_active
-metrics+=,smsp__inst_executed.sum,sm__inst_executed_pipe_tensor_op_hmma.sum
-# Where warps wait: cycles stalled per issued instruction, by reason.
-stalls="barrier short_scoreboard long_scoreboard math_pipe_throttle mio_throttle wait"
+metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
+# Where warps wait: cycles stalled per issued instruction, by reason (README: "Reading the ncu
+# table" says what each one means). "selected" (issuing) and "not selected" are not waits.
+stalls="barrier branch_resolving dispatch_stall drain lg_throttle long_scoreboard math_pipe_throttle membar"
+stalls+=" mio_throttle misc no_instruction short_scoreboard sleeping tex_throttle wait"
 for reason in $stalls; do
   metrics+=,smsp__average_warps_issue_stalled_${reason}_per_issue_active.ratio
 done
 
-raw=$(mktemp)
-csv=$(mktemp)
-trap 'rm -f "$raw" "$csv"' EXIT
-
-# profile <kernel regex> <launch count> <program arguments...>
-profile() {
-  local kernels=$1 count=$2
-  shift 2
-  ncu --clock-control none --csv --metrics "$metrics" -k "regex:$kernels" -c "$count" \
-    "$program" "$@" >"$raw" 2>&1
-  local status=$?
-  if [ "$status" -ne 0 ]; then
-    cat "$raw"
-    echo "ncu failed (exit $status) on: $program $*"
-    echo "(ERR_NVGPUCTRPERM means this user may not read GPU performance counters: see"
-    echo " https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
-    exit "$status"
-  fi
-  grep '^"' "$raw" >>"$csv"
-}
-
-size=(--m 4096 --n 4096 --k 4096 --check-only)
-# cuBLAS's kernel for the exact check's reference (the first cuBLAS launch).
-profile 'gemm|nvjet|xmma|cutlass' 1 "${size[@]}" --step 1
-# The mma.sync ceiling kernel (launched first), then steps 1-4 in order: each one's first launch.
-profile 'tc_mma_sync_peak|tc_wmma_naive|tc_cp_async_wmma|tc_mma_ldmatrix|tc_tma_wgmma' 5 "${size[@]}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# The ceiling kernel, cuBLAS's kernel, then steps 1-7: 9 launches (fewer without the Hopper steps).
+kernels='regex:^tc_|nvjet|gemm|xmma|cutlass'
+run_or_skip --quiet ncu_steps ncu --clock-control none --metrics "$metrics" -k "$kernels" -c 9 \
+  -o "$work/report" "$program" --m 4096 --n 4096 --k 4096 --check-only
+if [ "$status" -ne 0 ]; then
+  printf '%s\n' "$output"
+  echo "ncu failed on: $program --m 4096 --n 4096 --k 4096 --check-only"
+  echo "(ERR_NVGPUCTRPERM means this user may not read GPU performance counters: see"
+  echo " https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
+  exit 1
+fi
+# --print-units base: every value in its base unit (durations in nanoseconds), whatever its size.
+ncu --import "$work/report.ncu-rep" --page raw --csv --print-units base >"$work/raw.csv" || exit 1
 
 echo "### ncu, tensor-core steps and cuBLAS BF16 at M = N = K = 4096 (--clock-control none)"
 echo
-python3 - "$csv" <<'EOF'
-import csv, sys
+python3 - "$work/raw.csv" "$scripts" "$stalls" <<'EOF'
+import re
+import sys
 
-rows, order = {}, []
-with open(sys.argv[1], newline="") as f:
-    for record in csv.reader(f):
-        if record[0] == "ID":
-            header = record
-            continue
-        r = dict(zip(header, record))
-        key = (r["Kernel Name"], r["ID"])
-        if key not in rows:
-            rows[key] = {}
-            order.append(key)
-        rows[key][r["Metric Name"]] = (r["Metric Value"], r["Metric Unit"])
+sys.path.insert(0, sys.argv[2])
+import ncu_csv
 
-def value(m, name, unit=""):
-    v = m.get(name)
-    return "n/a" if v is None else f"{v[0]}{unit}"
+rows = ncu_csv.read(open(sys.argv[1]).read())
+stalls = sys.argv[3].split()
+# The ceiling kernel runs first, then cuBLAS, then the steps in order.
+labels = ["mma.sync ceiling", "cuBLAS BF16"] + [f"step {i}" for i in range(1, 8)]
+
 
 def short(name):
-    name = name.split("(")[0].replace("void ", "").split("::")[-1]  # no namespaces
-    return name if len(name) <= 60 else name[:57] + "..."
+    """The kernel's own name: no namespaces (tc::<unnamed>::), template arguments or parameters."""
+    name = name.replace("void ", "").split("(")[0]
+    while re.search(r"<[^<>]*>", name):
+        name = re.sub(r"<[^<>]*>", "", name)
+    name = name.split("::")[-1]
+    return name if len(name) <= 40 else name[:37] + "..."
 
-def number(m, name):
-    v = m.get(name)
+
+def cell(row, metric, unit="", digits=1):
     try:
-        return float(v[0].replace(",", ""))
-    except (TypeError, ValueError):
-        return None
+        return f"{ncu_csv.value(row, metric):,.{digits}f}{unit}"
+    except (KeyError, ValueError):
+        return "n/a"
 
-print("| Kernel | Duration | Registers | Tensor pipe busy | wgmma instructions | Shared-memory pipe busy "
-      "| DRAM throughput | Shared-load wavefronts | Bank conflicts in them |")
+
+def stall_ranking(row):
+    ranked = []
+    for reason in stalls:
+        try:
+            ranked.append((ncu_csv.value(row, f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"),
+                           reason.replace("_", " ")))
+        except (KeyError, ValueError):
+            pass
+    return sorted(ranked, reverse=True)
+
+
+print("| Step | Kernel | Duration | Tensor pipe busy | DRAM throughput | L2 throughput | Issue slots busy "
+      "| Top stall (cycles per issued instruction) | Next |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-for key in order:
-    m = rows[key]
-    duration = m.get("gpu__time_duration.sum", ("?", ""))
-    print(f"| {short(key[0])} | {duration[0]} {duration[1]} | {value(m, 'launch__registers_per_thread')} "
-          f"| {value(m, 'sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active', ' %')} "
-          f"| {value(m, 'sm__inst_executed_pipe_tensor_op_gmma.sum')} "
-          f"| {value(m, 'l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed', ' %')} "
-          f"| {value(m, 'dram__throughput.avg.pct_of_peak_sustained_elapsed', ' %')} "
-          f"| {value(m, 'l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum')} "
-          f"| {value(m, 'l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum')} |")
+for label, row in zip(labels, rows):
+    ranked = stall_ranking(row)
+    top = [f"{reason} {value:.2f}" for value, reason in ranked[:2]] + ["n/a", "n/a"]
+    duration = cell(row, "gpu__time_duration.sum", digits=0)
+    print(f"| {label} | `{short(row['Kernel Name'])}` | {duration} ns "
+          f"| {cell(row, 'sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active', ' %')} "
+          f"| {cell(row, 'dram__throughput.avg.pct_of_peak_sustained_elapsed', ' %')} "
+          f"| {cell(row, 'lts__throughput.avg.pct_of_peak_sustained_elapsed', ' %')} "
+          f"| {cell(row, 'smsp__issue_active.avg.pct_of_peak_sustained_active', ' %')} "
+          f"| {top[0]} | {top[1]} |")
 
-reasons = ["barrier", "short_scoreboard", "long_scoreboard", "math_pipe_throttle", "mio_throttle", "wait"]
 print()
-print("### Issue: how busy the schedulers are, and where the warps wait (cycles per issued instruction)")
+print("### Every stall reason, in cycles per issued instruction (and registers, shared-load bank conflicts)")
 print()
-print("| Kernel | Issue slots busy | Tensor-pipe share of instructions | "
-      + " | ".join(r.replace("_", " ") for r in reasons) + " |")
-print("| --- | --- | --- |" + " --- |" * len(reasons))
-for key in order:
-    m = rows[key]
-    tensor, total = number(m, "sm__inst_executed_pipe_tensor_op_hmma.sum"), number(m, "smsp__inst_executed.sum")
-    share = f"{100 * tensor / total:.1f} %" if tensor is not None and total else "n/a"
-    cells = [value(m, f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio") for r in reasons]
-    print(f"| {short(key[0])} | {value(m, 'smsp__issue_active.avg.pct_of_peak_sustained_active', ' %')} "
-          f"| {share} | " + " | ".join(cells) + " |")
+shown = [r for r in stalls if any(ncu_csv.value(row, f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio") >= 0.05
+                                    for row in rows
+                                    if f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" in row)]
+print("| Step | Blocks | Registers | Bank conflicts | " + " | ".join(r.replace("_", " ") for r in shown) + " |")
+print("| --- | --- | --- | --- |" + " --- |" * len(shown))
+for label, row in zip(labels, rows):
+    cells = [cell(row, f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio") for r in shown]
+    print(f"| {label} | {cell(row, 'launch__grid_size', digits=0)} | {cell(row, 'launch__registers_per_thread', digits=0)} "
+          f"| {cell(row, 'l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum', digits=0)} | " + " | ".join(cells) + " |")
 EOF
-echo
-echo "Tensor pipe busy: share of the SMs' active cycles with the tensor pipe working. Shared-memory"
-echo "pipe: share of its peak wavefront rate. Bank conflicts: extra wavefronts caused by conflicts"
-echo "(0: none). Issue slots: share of cycles in which a warp scheduler issued an instruction."
-echo "Stalls, in cycles per issued instruction: barrier = waiting at a barrier; short scoreboard ="
-echo "waiting for shared memory (ldmatrix, LDS); long scoreboard = waiting for global memory; math"
-echo "pipe throttle = the tensor pipe is full; mio throttle = the shared-memory queue is full;"
-echo "wait = fixed latencies between dependent instructions."
 echo
 echo "Raw ncu output (CSV):"
 echo
-cat "$csv"
+cat "$work/raw.csv"

@@ -1,6 +1,6 @@
 // Chapter 07, part 5: the tensor cores. C = A * B^T (row-major; A is M x K, B is N x K) with bf16
-// inputs and fp32 accumulation, in four steps from WMMA to Hopper's TMA + wgmma, each verified and
-// timed against cuBLAS (cublasGemmEx: bf16 in, fp32 compute, fp32 out) in the same run.
+// inputs and fp32 accumulation, in seven steps from WMMA to Hopper's TMA + wgmma in clusters, each
+// verified and timed against cuBLAS (cublasGemmEx: bf16 in, fp32 compute, fp32 out) in the same run.
 //
 // Checks for every step and every library row, each on a freshly poisoned C (NaN):
 //  - exact: whole numbers in -32..32 are exact in bf16 (8 significant bits). Each product is a
@@ -37,9 +37,12 @@
 #include "03_mma_ldmatrix.cuh"
 
 #if TC_HAVE_SM90A
-namespace tc {
-void launch_tma_wgmma(const Gemm& g);  // 04_tma_wgmma.cu, compiled for sm_90a only
-}
+namespace tc {  // steps 4-7, compiled for sm_90a only
+void launch_tma_wgmma(const Gemm& g);         // 04_tma_wgmma.cu
+void launch_warp_specialized(const Gemm& g);  // 05_warp_specialized.cu
+void launch_persistent(const Gemm& g);        // 06_persistent.cu
+void launch_clusters(const Gemm& g);          // 07_clusters.cu
+}  // namespace tc
 #endif
 
 namespace {
@@ -48,6 +51,7 @@ using tc::bf16;
 
 constexpr int kExactRange = 32;  // exact inputs are whole numbers in -32..32
 constexpr int kMaxSize = 16384;  // the largest --m, --n, --k: kExactRange^2 * kMaxSize = 2^24
+constexpr int kSteps = 7;        // 1-3 on mma.sync (sm_80+), 4-7 on wgmma (sm_90a)
 
 // cuBLAS is column-major. Row-major C (M x N) is column-major C^T (N x M) = B * A^T: with both
 // buffers read as column-major K x N and K x M, that is op(B) = transposed, op(A) = as is ("TN").
@@ -243,13 +247,13 @@ struct Timed {
 int main(int argc, char** argv) {
   tutorial::Cli cli("07_tensor_cores",
                     "bf16 matrix multiply C = A * B^T with fp32 accumulation (row-major, B is N x K): "
-                    "four tensor-core kernels from WMMA to TMA + wgmma, each verified and timed "
+                    "seven tensor-core kernels from WMMA to TMA + wgmma in clusters, each verified and timed "
                     "against cuBLAS. Without --m, --n, --k: 4096^3, 8192^3 and 4096 x 14336 x 4096.");
   cli.add_int("m", "rows of A and C (0: the three benchmark shapes)", 0, 0, kMaxSize);
   cli.add_int("n", "columns of C, rows of B (0: the three benchmark shapes)", 0, 0, kMaxSize);
   cli.add_int("k", "columns of A and B (0: the three benchmark shapes)", 0, 0, kMaxSize);
   cli.add_int("runs", "most timed runs per step (the median is reported)", 20, 1, 1000);
-  cli.add_int("step", "run only this step (1-4; 0: all); cuBLAS always runs", 0, 0, 4);
+  cli.add_int("step", "run only this step (1-7; 0: all); cuBLAS always runs", 0, 0, kSteps);
   cli.add_flag("check-only", "verify every step, time nothing");
   cli.parse_or_exit(argc, argv);
   const int m = int(cli.get_int("m")), n = int(cli.get_int("n")), k = int(cli.get_int("k"));
@@ -287,23 +291,28 @@ int main(int argc, char** argv) {
   std::vector<Step> all = {
       {"cuBLAS BF16 (fp32 compute)", "cublas_bf16", library(CUDA_R_16BF, CUBLAS_COMPUTE_32F)},
       {"1 WMMA, global memory", "step1", tc::launch_wmma_naive},
-      {"2 cp.async, double buffered", "step2", tc::launch_cp_async_wmma},
+      {"2 cp.async, 4-stage ring", "step2", tc::launch_cp_async_wmma},
       {"3 mma.sync + ldmatrix, swizzled", "step3", tc::launch_mma_ldmatrix},
   };
-  std::string step4_skipped;
+  std::string hopper_skipped;
 #if TC_HAVE_SM90A
-  if (gpu.cc_major == 9 && gpu.cc_minor == 0)
-    all.push_back({"4 TMA + wgmma, warp-specialized", "step4", tc::launch_tma_wgmma});
-  else
-    step4_skipped = tutorial::format(
-        "Step 4 (TMA + wgmma) skipped: it needs a Hopper GPU (sm_90a, compute capability 9.0); %s is %d.%d.",
+  if (gpu.cc_major == 9 && gpu.cc_minor == 0) {
+    all.push_back({"4 TMA + wgmma, one warpgroup", "step4", tc::launch_tma_wgmma});
+    all.push_back({"5 producer + 2 consumer warpgroups", "step5", tc::launch_warp_specialized});
+    all.push_back({"6 persistent, tile order, TMA store", "step6", tc::launch_persistent});
+    all.push_back({"7 clusters of 2, TMA multicast", "step7", tc::launch_clusters});
+  } else {
+    hopper_skipped = tutorial::format(
+        "Steps 4-7 (TMA + wgmma) skipped: they need a Hopper GPU (sm_90a, compute capability 9.0); %s is %d.%d.",
         gpu.name.c_str(), gpu.cc_major, gpu.cc_minor);
+  }
 #else
-  step4_skipped =
-      "Step 4 (TMA + wgmma) skipped: this build holds no sm_90a code (it needs CUDA 12.0 or newer "
+  hopper_skipped =
+      "Steps 4-7 (TMA + wgmma) skipped: this build holds no sm_90a code (it needs CUDA 12.8 or newer "
       "and 90 in CMAKE_CUDA_ARCHITECTURES, e.g. -DCMAKE_CUDA_ARCHITECTURES=90).";
 #endif
-  if (!step4_skipped.empty() && (only == 0 || only == 4)) std::printf("%s\n\n", step4_skipped.c_str());
+  const bool hopper_asked = only == 0 || only >= 4;
+  if (!hopper_skipped.empty() && hopper_asked) std::printf("%s\n\n", hopper_skipped.c_str());
   std::vector<const Step*> steps;  // cuBLAS BF16, and the steps asked for
   for (size_t s = 0; s < all.size(); ++s)
     if (s == 0 || only == 0 || std::atoi(all[s].name.c_str()) == only) steps.push_back(&all[s]);
@@ -344,7 +353,7 @@ int main(int argc, char** argv) {
   if (!check_only)
     peak_timing = lab::time_step([&] { tc::launch_mma_sync_peak(peak_out.data(), peak_blocks); }, runs);
 
-  std::vector<double> lowest_pct(5, INFINITY);  // per step: its lowest share of cuBLAS BF16
+  std::vector<double> lowest_pct(kSteps + 1, INFINITY);  // per step: its lowest share of cuBLAS BF16
   for (const Shape& s : shapes) {
     std::printf("\n## M = %d, N = %d, K = %d\n\n", s.M, s.N, s.K);
     // Device: A and B in bf16 (exact and random inputs) and in fp32 (random), and C.
@@ -396,14 +405,18 @@ int main(int argc, char** argv) {
       int step;
       const char* what;
       double at_least;
-    } goals[] = {{2, "step 2 (cp.async, double buffered) vs cuBLAS BF16", 50},
-                 {3, "step 3 (mma.sync + ldmatrix) vs cuBLAS BF16", 70},
-                 {4, "step 4 (TMA + wgmma) vs cuBLAS BF16", 85},
-                 {4, "step 4 (TMA + wgmma) vs cuBLAS BF16, moonshot", 100}};
+    } goals[] = {{2, "step 2 (cp.async, 4-stage ring) vs cuBLAS BF16", 40},
+                 {3, "step 3 (mma.sync + ldmatrix) vs cuBLAS BF16", 60},
+                 {3, "step 3 (mma.sync + ldmatrix) vs cuBLAS BF16, moonshot", 70},
+                 {4, "step 4 (TMA + wgmma, one warpgroup) vs cuBLAS BF16", 55},
+                 {5, "step 5 (producer + consumer warpgroups) vs cuBLAS BF16", 85},
+                 {6, "step 6 (persistent, TMA store) vs cuBLAS BF16", 95},
+                 {7, "step 7 (clusters, TMA multicast) vs cuBLAS BF16", 100},
+                 {7, "step 7 (clusters, TMA multicast) vs cuBLAS BF16, moonshot", 105}};
     for (const auto& goal : goals)
       if (std::isfinite(lowest_pct[goal.step]))
         verifier.goal(goal.what, std::round(lowest_pct[goal.step] * 10.0) / 10.0, goal.at_least, "%");
   }
-  if (!step4_skipped.empty() && (only == 0 || only == 4)) std::printf("\n%s\n", step4_skipped.c_str());
+  if (!hopper_skipped.empty() && hopper_asked) std::printf("\n%s\n", hopper_skipped.c_str());
   return verifier.finish("07_tensor_cores");
 }

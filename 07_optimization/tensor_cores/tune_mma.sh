@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One round of work on steps 2 and 3 on a GPU machine, in one call: build, check, time, profile.
 #
-# Usage: bash 07_optimization/tensor_cores/tune.sh [build folder] [output folder]
+# Usage: bash 07_optimization/tensor_cores/tune_mma.sh [build folder] [output folder]
 #   (defaults: build-tune, and the current folder). Run from the repository root.
 #
 # 1. builds 07_tensor_cores for the GPU's architecture (the compiler's resource report kept);
