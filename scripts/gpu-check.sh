@@ -118,12 +118,12 @@ if wants test; then
     done
   else
     step "ctest: every test but the sanitizer and benchmark runs"
-    run_ctest tests -LE 'sanitize|benchmark|record' -j 4 --timeout 300 --no-tests=error || failed=1
+    run_ctest tests -LE 'sanitize|benchmark|record' -j 8 --timeout 300 --no-tests=error || failed=1
   fi
 fi
 if wants sanitize; then
   step "ctest -L sanitize"
-  run_ctest sanitize -L sanitize -j 4 --no-tests=error || failed=1
+  run_ctest sanitize -L sanitize -j 8 --no-tests=error || failed=1
 fi
 if wants benchmark; then
   step "ctest -L benchmark"
