@@ -18,6 +18,7 @@ And all three must see exactly seven launches. Exit 0 when all hold, 1 when one 
 """
 
 import argparse
+import ctypes
 import csv
 import json
 import shutil
@@ -43,9 +44,27 @@ def skip(why: str) -> None:
     sys.exit(77)
 
 
+def gpu_count() -> int:
+    """CUDA devices the driver sees; 0 without a driver. Asked before nsys runs: without a GPU,
+    nsys 2022.4 was seen to wait forever for the program it had started, long after it exited."""
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return 0
+    count = ctypes.c_int(0)
+    if driver.cuInit(0) != 0 or driver.cuDeviceGetCount(ctypes.byref(count)) != 0:
+        return 0
+    return count.value
+
+
 def run(command: list) -> subprocess.CompletedProcess:
     print("$ " + " ".join(str(c) for c in command), flush=True)
-    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=300)
+    except subprocess.TimeoutExpired:
+        print("three_tools: FAILED, no answer in 300 s")
+        sys.exit(1)
     # nsys draws progress bars with carriage returns: keep the lines a reader wants.
     lines = done.stdout.replace("\r", "\n").splitlines()
     print("\n".join(line for line in lines if not (line.startswith("[") and "%" in line)), flush=True)
@@ -72,6 +91,8 @@ def main() -> int:
     nsys = shutil.which(args.nsys)
     if nsys is None:
         skip(f"nsys is not installed (looked for '{args.nsys}'; scripts/fetch-nsys.sh unpacks it)")
+    if gpu_count() == 0:
+        skip("no usable CUDA GPU (the driver reports none)")
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
     report, times, database = work / "three_tools", work / "three_tools.csv", work / "three_tools.sqlite"
