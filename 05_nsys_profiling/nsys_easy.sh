@@ -37,5 +37,12 @@ fi
 # renamed in nsys 2023.1 (gpusum -> cuda_gpu_sum): ask nsys which one it has.
 gpu_summary=gpusum
 if "$nsys" stats --help-reports 2>&1 | grep -q '^ *cuda_gpu_sum'; then gpu_summary=cuda_gpu_sum; fi
-"$nsys" stats --force-export=true --report "$gpu_summary" "$report.nsys-rep" || exit 1
+summary=$("$nsys" stats --force-export=true --report "$gpu_summary" "$report.nsys-rep") || exit 1
+printf '%s\n' "$summary"
+if printf '%s\n' "$summary" | grep -q '^SKIPPED:'; then
+  # An nsys older than the program's CUDA runtime stops reading the trace at the first runtime
+  # call it does not know ("Unknown runtime API function index" among its messages above).
+  echo "nsys_easy: nsys found no kernels or memory operations in its report: see its messages above." >&2
+  exit 1
+fi
 exit "$status"  # the program's verdict, which nsys passes on
