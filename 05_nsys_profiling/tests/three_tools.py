@@ -4,7 +4,7 @@
     three_tools.py --nsys NSYS --program build/bin/05_tracer_check --workdir DIR
 
 Runs 05_tracer_check (seven spin kernels of about 1 ms, each between its own pair of CUDA
-events, traced by the chapter's CUPTI tracer) under `nsys profile -t cuda`, so that all three
+events, traced by the chapter's CUPTI tracer) under `nsys profile -t cuda,nvtx`, so that all three
 time the same launches. The program writes the events' and the tracer's times (--times);
 nsys's come from its report, exported to SQLite (the CUPTI_ACTIVITY_KIND_KERNEL table).
 
@@ -105,8 +105,9 @@ def main() -> int:
     for stale in (times, database, report.with_suffix(".nsys-rep")):
         stale.unlink(missing_ok=True)  # what an earlier run left must not pass for this one
 
-    # --stats=true: nsys's own tables go into the output beside ours, and so do its errors.
-    done = run([nsys, "profile", "-t", "cuda", "--stats=true", "--force-overwrite=true", "-o", report,
+    # --stats=true: nsys's own tables go into the output beside ours. With nvtx traced too, nsys
+    # 2022.4 prints why it could not read a trace; with -t cuda alone it was seen to stay silent.
+    done = run([nsys, "profile", "-t", "cuda,nvtx", "--stats=true", "--force-overwrite=true", "-o", report,
                 args.program, "--times", times])
     if done.returncode == 77:
         skip("the program found no usable GPU, or CUPTI cannot trace under nsys (its output above)")
