@@ -10,6 +10,12 @@
 # chapter's nsys runs exit 77 (skipped) and say so. Copy .nsys/ along with the repository
 # to use it elsewhere: nothing is downloaded at run time.
 #
+# Its limit: nsys 2022.4 knows the CUDA runtime calls up to CUDA 11.8. On the course's GPU
+# machine (CUDA 13, driver 580, H100, 2026-11-24) it captured chapter 05's program and read its
+# NVTX ranges, then stopped at "Unknown runtime API function index: 440"
+# (cudaGetDeviceProperties_v2, CUDA 12.0): no CUDA tables. Debian 13's 2023.4.4 stops at 486.
+# Programs built with CUDA 11.8 (CI's second build) are within its reach.
+#
 # What .nsys/ holds:
 #   nsys-2022.4.2.1.tar.xz  the two halves nsys needs, side by side as nsys expects them:
 #     target-linux-x64/  from nsight-systems-target: nsys itself, its injection libraries,
