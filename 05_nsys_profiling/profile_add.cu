@@ -180,15 +180,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "05_nsys_profiling: --trace needs a file name, not an empty one\n");
     return tutorial::kExitUsage;
   }
-  if (const std::string why = cannot_write(trace_path); !why.empty()) {
+  auto refuse_trace = [&](const std::string& why) {
     std::fprintf(stderr, "05_nsys_profiling: cannot write the trace to '%s': %s\n", trace_path.c_str(),
                  why.c_str());
     return tutorial::kExitUsage;
-  }
+  };
+  if (const std::string why = cannot_write(trace_path); !why.empty()) return refuse_trace(why);
 
-  // No GPU: require_gpu() says so, as every program does, and exits 77, before the tracer starts (CUPTI
-  // would only add an error of its own) and before the trace file exists. cudaGetDeviceCount
-  // creates no context, so the tracer still sees context creation.
+  // No GPU: require_gpu() says so, as every program does, and exits 77, before the tracer
+  // starts (CUPTI would only add an error of its own) and before the trace file exists.
+  // cudaGetDeviceCount creates no context, so the tracer still sees context creation.
   if (int devices = 0; cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) tutorial::require_gpu();
 
   // Start tracing before the first call that creates the context, so that context
@@ -205,11 +206,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> trace_file(nullptr, std::fclose);
   if (!trace_path.empty()) {
     trace_file.reset(std::fopen(trace_path.c_str(), "w"));
-    if (!trace_file) {
-      std::fprintf(stderr, "05_nsys_profiling: cannot write the trace to '%s': %s\n", trace_path.c_str(),
-                   std::strerror(errno));
-      return tutorial::kExitUsage;
-    }
+    if (!trace_file) return refuse_trace(std::strerror(errno));
   }
   const size_t bytes = size_t(n) * sizeof(float);
   tutorial::require_device_memory(4 * bytes, "two managed arrays and two device buffers of --n floats");
