@@ -5,7 +5,7 @@
 #
 # `nsys profile --stats=true` prints every report it has (API calls, kernels,
 # memory time, memory size, ...). Most of the time the GPU's kernels and memory
-# operations are what you want, which is the idea of Mark Harris's nsys_easy
+# operations, in one table, are what you want: the idea of Mark Harris's nsys_easy
 # (github.com/harrism/nsys_easy). The full report stays in ./nsys_easy.nsys-rep
 # for the Nsight Systems GUI.
 # Set NSYS=/path/to/nsys if nsys is not on PATH. Exits 77 if there is no nsys.
@@ -28,9 +28,21 @@ fi
 report=nsys_easy
 # -t cuda,nvtx: CUDA API calls, GPU work and the program's NVTX ranges.
 "$nsys" profile -t cuda,nvtx --stats=false --force-overwrite=true -o "$report" "$@"
+status=$?
 if [ ! -f "$report.nsys-rep" ]; then
   echo "nsys_easy: nsys wrote no report ($report.nsys-rep)" >&2
   exit 1
 fi
-"$nsys" stats --force-export=true \
-  --report cuda_gpu_kern_sum,cuda_gpu_mem_time_sum,cuda_gpu_mem_size_sum "$report.nsys-rep"
+# Kernels and memory operations in one table, as nsys_easy prints them. The report was
+# renamed in nsys 2023.1 (gpusum -> cuda_gpu_sum): ask nsys which one it has.
+gpu_summary=gpusum
+if "$nsys" stats --help-reports 2>&1 | grep -q '^ *cuda_gpu_sum'; then gpu_summary=cuda_gpu_sum; fi
+summary=$("$nsys" stats --force-export=true --report "$gpu_summary" "$report.nsys-rep") || exit 1
+printf '%s\n' "$summary"
+if printf '%s\n' "$summary" | grep -q '^SKIPPED:'; then
+  # An nsys older than the program's CUDA runtime stops reading the trace at the first runtime
+  # call it does not know ("Unknown runtime API function index" among its messages above).
+  echo "nsys_easy: nsys found no kernels or memory operations in its report: see its messages above." >&2
+  exit 1
+fi
+exit "$status"  # the program's verdict, which nsys passes on

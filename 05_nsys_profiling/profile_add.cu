@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>  // access
+
 #include <tutorial/buffer.cuh>
 #include <tutorial/check.cuh>
 #include <tutorial/cli.hpp>
@@ -139,6 +141,25 @@ void prefetch_to_gpu(const void* data, size_t bytes, int device) {
 #endif
 }
 
+// Whether \p name was given on the command line, as --name VALUE or --name=VALUE.
+bool option_given(int argc, char** argv, const std::string& name) {
+  for (int i = 1; i < argc; ++i)
+    if (argv[i] == "--" + name || std::string(argv[i]).rfind("--" + name + "=", 0) == 0) return true;
+  return false;
+}
+
+// "" if \p path can be written, else why not. Opens it for appending, which changes nothing in a
+// file that exists, and removes the file again if this made it: nothing is left behind.
+std::string cannot_write(const std::string& path) {
+  if (path.empty()) return "";
+  const bool existed = access(path.c_str(), F_OK) == 0;
+  std::FILE* file = std::fopen(path.c_str(), "a");
+  if (file == nullptr) return std::strerror(errno);
+  std::fclose(file);
+  if (!existed) std::remove(path.c_str());
+  return "";
+}
+
 int main(int argc, char** argv) {
   tutorial::Cli cli("05_nsys_profiling",
                     "Runs the add progression (1 thread, 1 block, many blocks) on unified memory, "
@@ -153,21 +174,28 @@ int main(int argc, char** argv) {
   const int runs = static_cast<int>(cli.get_int("runs"));
   const std::string trace_path = cli.get_string("trace");
 
-  // A trace file we cannot write is a usage error: find out before any GPU work.
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> trace_file(nullptr, std::fclose);
-  if (!trace_path.empty()) {
-    trace_file.reset(std::fopen(trace_path.c_str(), "w"));
-    if (!trace_file) {
-      std::fprintf(stderr, "05_nsys_profiling: cannot write the trace to '%s': %s\n",
-                   trace_path.c_str(), std::strerror(errno));
-      return tutorial::kExitUsage;
-    }
+  // Bad --trace values are usage errors, found before any GPU work. The parser leaves "" both
+  // for no --trace and for `--trace ''`, so the second is looked for in argv itself.
+  if (trace_path.empty() && option_given(argc, argv, "trace")) {
+    std::fprintf(stderr, "05_nsys_profiling: --trace needs a file name, not an empty one\n");
+    return tutorial::kExitUsage;
   }
+  auto refuse_trace = [&](const std::string& why) {
+    std::fprintf(stderr, "05_nsys_profiling: cannot write the trace to '%s': %s\n", trace_path.c_str(),
+                 why.c_str());
+    return tutorial::kExitUsage;
+  };
+  if (const std::string why = cannot_write(trace_path); !why.empty()) return refuse_trace(why);
 
-  // Start tracing before the first CUDA call, so that context creation and
-  // module loading are on the record too.
+  // No GPU: require_gpu() says so, as every program does, and exits 77, before the tracer
+  // starts (CUPTI would only add an error of its own) and before the trace file exists.
+  // cudaGetDeviceCount creates no context, so the tracer still sees context creation.
+  if (int devices = 0; cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) tutorial::require_gpu();
+
+  // Start tracing before the first call that creates the context, so that context
+  // creation and module loading are on the record too.
   trace::CuptiTracer tracer;
-  if (trace_file) {
+  if (!trace_path.empty()) {
     const std::string why = tracer.start();
     if (!why.empty())
       std::printf("Note: CUPTI cannot trace this run (%s).\nThe lesson runs untraced; nsys or ncu, "
@@ -175,6 +203,11 @@ int main(int argc, char** argv) {
   }
 
   const tutorial::DeviceInfo device = tutorial::require_gpu();
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> trace_file(nullptr, std::fclose);
+  if (!trace_path.empty()) {
+    trace_file.reset(std::fopen(trace_path.c_str(), "w"));
+    if (!trace_file) return refuse_trace(std::strerror(errno));
+  }
   const size_t bytes = size_t(n) * sizeof(float);
   tutorial::require_device_memory(4 * bytes, "two managed arrays and two device buffers of --n floats");
   std::printf("y = x + y on %d floats (%s per array), %d timed runs per launch configuration.\n", n,
