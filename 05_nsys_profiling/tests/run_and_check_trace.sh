@@ -20,12 +20,9 @@ shift  # the "--"
 
 log=$trace.log
 rm -f "$trace" "$log"  # files left by an earlier run must not pass for this one
-"$@" 2>&1 | tee "$log"
-status=${PIPESTATUS[0]}
-if [ "$status" -eq 77 ]; then
-  echo "run_and_check_trace: skipped (no usable GPU)"
-  exit 77
-fi
+source "$(dirname "$0")/../../cmake/run_or_skip.sh"
+run_or_skip run_and_check_trace "$@"  # exit 77 (no usable GPU): skipped
+printf '%s\n' "$output" >"$log"
 if [ "$status" -ne 0 ]; then
   echo "run_and_check_trace: FAILED, the command exited with status $status"
   exit 1
