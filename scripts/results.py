@@ -194,8 +194,8 @@ def record_command(name, command, results):
         return 127
     seconds = round(time.monotonic() - begin)
     print(done.stdout, end="")
-    if done.returncode == 77:  # no usable GPU (or tool): nothing measured, keep the last record
-        return 77
+    if done.returncode == 77 and (data_dir(results) / f"{name}.json").exists():
+        return 77  # no usable GPU (or tool): nothing measured, keep the last record
     shown = " ".join(shlex.quote(word) for word in command).replace(f"{ROOT}/", "")
     save(results, name, shown, done.returncode, seconds, done.stdout, run)
     (pathlib.Path(results) / f"{name}.md").write_text(render_run(load(name, results)))
@@ -232,6 +232,8 @@ def write_record(logs, results, name="record", extra=None):
             for case in cases:
                 if step == "sanitize":
                     case["summary"] = sanitizer_summary(case["output"])
+                if step == "benchmark" and case["status"] == "skipped":
+                    keep_skipped_run(results, case, record["run"])
                 del case["output"]
             record["steps"][step] = cases
     if (logs / "tests.log").exists() and name == "record":
@@ -241,6 +243,16 @@ def write_record(logs, results, name="record", extra=None):
     data_dir(results).mkdir(parents=True, exist_ok=True)
     (data_dir(results) / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
     return record
+
+
+def keep_skipped_run(results, case, run):
+    """A benchmark that skipped (exit 77) with no earlier record: its output says why, so it is
+    kept as the run's data (exit status 77), from CTest's JUnit file, which holds that output."""
+    name = case["name"].removesuffix(".benchmark")
+    if (data_dir(results) / f"{name}.json").exists() or not case["output"].strip():
+        return
+    command = f"ctest -R '^{name}\\.benchmark$'  (skipped: the reason is in its output)"
+    save(results, name, command, 77, round(case["seconds"]), case["output"], run)
 
 
 def plural(count, word):
