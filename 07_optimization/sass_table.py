@@ -130,7 +130,7 @@ def find(table, pattern):
 
 def build_facts(cuobjdump, nvdisasm, binary, old_table):
     """The table's lines and the prose figures, from the binary. Without nvdisasm the SASS
-    columns are copied from \p old_table (the README's), so that only the rest is compared."""
+    columns are copied from ``old_table`` (the README's), so that only the rest is compared."""
     res = resources(cuobjdump, binary)
     code = sass(cuobjdump, nvdisasm, binary) if nvdisasm else None
     old_rows = {line.split(" | ")[0]: line.split(" | ")[3:] for line in old_table.splitlines()}
