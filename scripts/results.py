@@ -16,7 +16,8 @@ Usage:
   results.py about [--commit C]                        the run's metadata, as JSON on stdout
   results.py record <name> [--results DIR] -- <command...>
                                                        runs one command, prints its output,
-                                                       keeps it as data (exit 77: kept nothing)
+                                                       keeps it as data (exit 77: an earlier
+                                                       record is kept; with none, the skip is)
                                                        and renders its page; exits with its status
   results.py write --logs DIR [--results DIR] [--record NAME]
                                                        the check's verdicts from CTest's JUnit files

@@ -80,11 +80,20 @@ class Results(unittest.TestCase):
         self.assertIn("```text\nDevice 0: a GPU\n", page)
         self.assertEqual(results.render(self.results, check=True), [])
 
-    def test_exit_status_is_the_verdict_and_77_keeps_nothing(self):
+    def test_exit_status_is_the_verdict(self):
         self.assertEqual(self.record("fails", "echo broken; exit 3"), 3)
         self.assertEqual(results.load("fails", self.results)["exit_status"], 3)
-        self.assertEqual(self.record("nogpu", "echo 'No usable CUDA GPU'; exit 77"), 77)
-        self.assertFalse((self.results / "data" / "nogpu.json").exists())
+
+    def test_a_skip_keeps_the_last_record_or_says_why(self):
+        # With no earlier record, the skip's output is the data: it says why nothing was measured.
+        self.assertEqual(self.record("t", "echo 'nsys: not supported here'; exit 77"), 77)
+        skipped = results.load("t", self.results)
+        self.assertEqual(skipped["exit_status"], 77)
+        self.assertIn("not supported here", skipped["output"])
+        # With one, a later skip (a machine without a GPU) leaves the measurement as it was.
+        self.assertEqual(self.record("t", PROGRAM), 0)
+        self.assertEqual(self.record("t", "echo 'No usable CUDA GPU'; exit 77"), 77)
+        self.assertEqual(results.load("t", self.results)["exit_status"], 0)
 
     def test_output_without_summary(self):
         self.record("plain", "echo 'name, compute_cap'")

@@ -106,14 +106,19 @@ def test_links_the_shared_cxx_runtime(package):
 
 
 def find_cuobjdump() -> str | None:
-    """cuobjdump from PATH, the toolkit (CUDA_HOME) or the nvidia-cuda-cuobjdump wheel, as chapter 04 looks."""
-    candidates = [shutil.which("cuobjdump"), str(Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "bin" / "cuobjdump")]
+    """cuobjdump from the toolkit (CUDA_HOME), the nvidia-cuda-cuobjdump wheel, then PATH, as chapter 04 looks.
+
+    PATH comes last because an older cuobjdump there (Debian's is CUDA 11.8's) cannot read what
+    nvcc 13 writes: it stops at the first cubin of an architecture it does not know.
+    """
+    candidates = [str(Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "bin" / "cuobjdump")]
     try:
         import nvidia
 
         candidates += [str(path) for folder in nvidia.__path__ for path in Path(folder).glob("*/bin/cuobjdump")]
     except ImportError:
         pass
+    candidates.append(shutil.which("cuobjdump"))
     return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
 
 
