@@ -137,52 +137,33 @@ anchor = "        self._dbcon.create_aggregate('unique_duration', 2, self.SQLite
 addition = '''
         # Added by the course's scripts/fetch-nsys.sh: `nsys profile --stats=true` runs this
         # under /usr/bin/python3, whose SQLite has neither median() nor stdev(); nsys's own
-        # Python has both.
-        for name, aggregate in (('median', self.SQLiteAggregateMedian),
-                                ('stdev', self.SQLiteAggregateStdev)):
+        # Python has both. stdev of a single value is 0, as nsys prints it.
+        import statistics
+        for name, function in (('median', statistics.median),
+                               ('stdev', lambda v: statistics.stdev(v) if len(v) > 1 else 0.0)):
             try:
                 self._dbcon.execute('SELECT %s(1)' % name)
             except sqlite3.OperationalError:
-                self._dbcon.create_aggregate(name, 1, aggregate)
+                self._dbcon.create_aggregate(name, 1, self.sqlite_aggregate(function))
 
-    class SQLiteAggregateMedian:
-        """The middle value; for an even count, the mean of the two middle values."""
-        def __init__(self):
-            self.values = []
+    @staticmethod
+    def sqlite_aggregate(function):
+        """An SQLite aggregate that applies function to a column's non-NULL values (NULL if none)."""
+        class Aggregate:
+            def __init__(self):
+                self.values = []
 
-        def step(self, value):
-            if value is not None:
-                self.values.append(value)
+            def step(self, value):
+                if value is not None:
+                    self.values.append(value)
 
-        def finalize(self):
-            if not self.values:
-                return None
-            values = sorted(self.values)
-            middle = len(values) // 2
-            if len(values) % 2:
-                return values[middle]
-            return (values[middle - 1] + values[middle]) / 2
-
-    class SQLiteAggregateStdev:
-        """The sample standard deviation (n - 1); 0 for a single value, as nsys prints it."""
-        def __init__(self):
-            self.values = []
-
-        def step(self, value):
-            if value is not None:
-                self.values.append(value)
-
-        def finalize(self):
-            if not self.values:
-                return None
-            if len(self.values) == 1:
-                return 0.0
-            mean = sum(self.values) / len(self.values)
-            return (sum((v - mean) ** 2 for v in self.values) / (len(self.values) - 1)) ** 0.5
+            def finalize(self):
+                return function(self.values) if self.values else None
+        return Aggregate
 '''
 if anchor not in text:
     sys.exit("fetch-nsys: nsysstats.py changed: cannot add median() and stdev()")
-# The loop goes at the end of __init__, the helper classes after it.
+# The loop goes at the end of __init__, the helper after it.
 head, tail = text.split(anchor, 1)
 end = tail.index("\n    def __del__(self):")
 patched = head + anchor + tail[:end] + "\n" + addition.rstrip("\n") + "\n" + tail[end:]

@@ -11,56 +11,19 @@ fusion/01_unfused.cuh, and bank conflicts and busy threads are computed, not typ
 sizes stand in for large ones (16 threads for a block of 256, 8 lanes for a warp of 32);
 each figure says so.
 """
-import argparse
 import re
 import sys
 from pathlib import Path
+
+from svg import INK, PAPER as MEMORY, Svg, redraw_or_check
 
 HERE = Path(__file__).resolve().parent
 CHAPTER = HERE.parent
 
 # Colours: one per thread (or lane, or warp), then roles.
 THREAD = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7"]
-IDLE, MEMORY, INK, MUTED = "#e6e6e6", "#f7f7f7", "#222222", "#777777"
+IDLE, MUTED = "#e6e6e6", "#777777"
 READ, WRITE, HIGHLIGHT, SHARED_READ = "#9ecae1", "#fdae6b", "#fce5cd", "#08306b"
-FONT = "Helvetica, Arial, sans-serif"
-
-
-class Svg:
-    """A figure: shapes in drawing order, written as one deterministic SVG file."""
-
-    def __init__(self, width, height, title):
-        self.width, self.height, self.title, self.items = width, height, title, []
-
-    def rect(self, x, y, w, h, fill=MEMORY, stroke=INK, width=1.0, dash=None):
-        extra = ' stroke-dasharray="%s"' % dash if dash else ""
-        self.items.append('<rect x="%g" y="%g" width="%g" height="%g" fill="%s" stroke="%s" stroke-width="%g"%s/>'
-                          % (x, y, w, h, fill, stroke, width, extra))
-
-    def text(self, x, y, s, size=12, anchor="start", weight="normal", fill=INK):
-        s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        self.items.append('<text x="%g" y="%g" font-size="%g" text-anchor="%s" font-weight="%s" fill="%s">%s</text>'
-                          % (x, y, size, anchor, weight, fill, s))
-
-    def line(self, x1, y1, x2, y2, stroke=INK, width=1.0, arrow=False, dash=None):
-        extra = (' marker-end="url(#arrow)"' if arrow else "") + (' stroke-dasharray="%s"' % dash if dash else "")
-        self.items.append('<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="%s" stroke-width="%g"%s/>'
-                          % (x1, y1, x2, y2, stroke, width, extra))
-
-    def cell(self, x, y, w, h, label="", fill=MEMORY, size=10, fill_text=INK, stroke=INK):
-        self.rect(x, y, w, h, fill, stroke)
-        if label != "":
-            self.text(x + w / 2, y + h / 2 + size * 0.35, str(label), size, "middle", fill=fill_text)
-
-    def svg(self):
-        return "\n".join([
-            '<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="%s">'
-            % (self.width, self.height, self.width, self.height, FONT),
-            "<title>%s</title>" % self.title,
-            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
-            'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="%s"/></marker></defs>' % INK,
-            '<rect width="100%" height="100%" fill="white"/>',
-            *self.items, "</svg>", ""])
 
 
 # --- Reading the code ------------------------------------------------------------------------
@@ -146,11 +109,11 @@ def elementwise_step3():
     for i in range(n):
         x = x0 + i * cw
         if i < head:
-            owner, kind = i, "head"
+            owner = i
         elif i < head + 4 * n4:
-            owner, kind = (i - head) // 4 % threads, "body"
+            owner = (i - head) // 4 % threads
         else:
-            owner, kind = (i - head - 4 * n4), "tail"
+            owner = i - head - 4 * n4
         s.cell(x, 50, cw - 2, 22, "t%d" % owner, THREAD[owner], 8, "white")
         if (i + 2) % 4 == 0:  # the allocation is 16-byte aligned; x + 1 starts one float in
             s.line(x + cw - 1, 40, x + cw - 1, 82, "#c00", 1.5)
@@ -656,49 +619,27 @@ def fusion_bytes():
 
 
 FIGURES = {
-    "elementwise_1_one_per_thread": elementwise_step1,
-    "elementwise_2_grid_stride": elementwise_step2,
-    "elementwise_3_float4": elementwise_step3,
-    "reduction_1_interleaved_divergent": reduction_step1,
-    "reduction_2_interleaved_strided": reduction_step2,
-    "reduction_3_sequential": reduction_step3,
-    "reduction_4_first_add_during_load": reduction_step4,
-    "reduction_5_warp_shuffle": reduction_step5,
-    "reduction_6_grid_stride": reduction_step6,
-    "reduction_7_single_pass": reduction_step7,
-    "sgemm_1_naive": lambda: sgemm_access(1),
-    "sgemm_2_coalesced": lambda: sgemm_access(2),
-    "sgemm_4_1d_blocktiling": lambda: sgemm_register_tiling(4),
-    "sgemm_5_2d_blocktiling": lambda: sgemm_register_tiling(5),
-    "sgemm_6_vectorized": sgemm_step6,
-    "sgemm_7_warptiling": sgemm_step7,
-    "sgemm_8_double_buffering": sgemm_step8,
-    "sgemm_8_tile_sweep": sgemm_sweep,
-    "fusion_bytes": fusion_bytes,
+    "elementwise_1_one_per_thread.svg": elementwise_step1,
+    "elementwise_2_grid_stride.svg": elementwise_step2,
+    "elementwise_3_float4.svg": elementwise_step3,
+    "reduction_1_interleaved_divergent.svg": reduction_step1,
+    "reduction_2_interleaved_strided.svg": reduction_step2,
+    "reduction_3_sequential.svg": reduction_step3,
+    "reduction_4_first_add_during_load.svg": reduction_step4,
+    "reduction_5_warp_shuffle.svg": reduction_step5,
+    "reduction_6_grid_stride.svg": reduction_step6,
+    "reduction_7_single_pass.svg": reduction_step7,
+    "sgemm_1_naive.svg": lambda: sgemm_access(1),
+    "sgemm_2_coalesced.svg": lambda: sgemm_access(2),
+    "sgemm_4_1d_blocktiling.svg": lambda: sgemm_register_tiling(4),
+    "sgemm_5_2d_blocktiling.svg": lambda: sgemm_register_tiling(5),
+    "sgemm_6_vectorized.svg": sgemm_step6,
+    "sgemm_7_warptiling.svg": sgemm_step7,
+    "sgemm_8_double_buffering.svg": sgemm_step8,
+    "sgemm_8_tile_sweep.svg": sgemm_sweep,
+    "fusion_bytes.svg": fusion_bytes,
 }
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a committed figure differs")
-    args = parser.parse_args()
-    stale = []
-    for name, draw in FIGURES.items():
-        path = HERE / (name + ".svg")
-        text = draw().svg()
-        if args.check:
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                stale.append(path.name)
-        elif not path.exists() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8")
-            print("draw_figures: wrote %s" % path.relative_to(CHAPTER.parent))
-    if stale:
-        print("draw_figures: out of date with the script or the code it reads: %s\n"
-              "redraw with: python3 07_optimization/diagrams/draw_figures.py" % ", ".join(stale))
-        return 1
-    print("draw_figures: %d figures %s" % (len(FIGURES), "up to date" if args.check else "drawn"))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(redraw_or_check(FIGURES, HERE, "python3 07_optimization/diagrams/draw_figures.py"))
