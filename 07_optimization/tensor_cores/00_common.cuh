@@ -16,7 +16,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <tutorial/check.cuh>
+#include <utility>
 
 namespace tc {
 
@@ -33,6 +35,17 @@ struct Gemm {
 using Launch = void (*)(const Gemm&);
 
 __host__ __device__ inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+/// Lets a kernel use \p bytes of dynamic shared memory: above 48 KB it must be asked for.
+/// Launchers call this on every launch; the driver is asked once per kernel and device.
+template <typename Kernel>
+void allow_shared_bytes(Kernel kernel, size_t bytes) {
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  static std::set<std::pair<const void*, int>> allowed;
+  if (allowed.insert({reinterpret_cast<const void*>(kernel), device}).second)
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+}
 inline int padded_ld(int K) { return ceil_div(K, 8) * 8; }
 
 /// Stores C[row][col] = v0 and C[row][col + 1] = v1 (the pair of accumulators an mma.sync or

@@ -71,12 +71,6 @@ struct TileCopy {
   }
 };
 
-/// Sets a kernel's dynamic shared-memory limit once (above 48 KB it must be asked for).
-template <typename Kernel>
-void allow_shared_bytes(Kernel kernel, size_t bytes) {
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-}
-
 struct PaddedTiles : BlockTiles {
   static constexpr int kPitch = BK + 8;  // a shared tile row: 64 elements + 8 of padding (144 bytes)
   static constexpr int kStageElements = (BM + BN) * kPitch;
@@ -186,8 +180,7 @@ __global__ void __launch_bounds__(PaddedTiles::kThreads, 1) tc_cp_async_wmma(Gem
 
 inline void launch_cp_async_wmma(const Gemm& g) {
   using T = PaddedTiles;
-  static const bool configured = (allow_shared_bytes(tc_cp_async_wmma, T::kSharedBytes), true);
-  (void)configured;
+  allow_shared_bytes(tc_cp_async_wmma, T::kSharedBytes);
   const int blocks = ceil_div(g.M, T::BM) * ceil_div(g.N, T::BN);
   tc_cp_async_wmma<<<blocks, T::kThreads, T::kSharedBytes>>>(g);
   CUDA_CHECK_LAUNCH();

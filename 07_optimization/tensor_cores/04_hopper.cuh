@@ -327,12 +327,6 @@ inline CUtensorMap operand_map(const bf16* X, int rows, int K, int ld, int box_r
 /// the parts outside the matrix too, so this is the same for every box.
 __host__ __device__ constexpr uint32_t box_bytes(int box_rows) { return uint32_t(box_rows) * kBK * sizeof(bf16); }
 
-/// Raises a kernel's dynamic shared-memory limit once (more than 48 KB must be asked for).
-template <typename Kernel>
-void allow_shared_bytes(Kernel kernel, size_t bytes) {
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-}
-
 inline int multiprocessor_count() {
   static const int count = [] {
     int device = 0, sms = 0;

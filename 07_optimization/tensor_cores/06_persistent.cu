@@ -108,8 +108,7 @@ __global__ void __launch_bounds__(Tiles::kThreads, 1)
 
 void launch_persistent(const Gemm& g) {
   using T = Tiles;
-  static const bool configured = (allow_shared_bytes(tc_persistent, kSharedBytes), true);
-  (void)configured;
+  allow_shared_bytes(tc_persistent, kSharedBytes);
   const CUtensorMap map_a = operand_map(g.A, g.M, g.K, g.ld, T::BM);
   const CUtensorMap map_b = operand_map(g.B, g.N, g.K, g.ld, T::BN);
   const bool tma_store = g.N % 4 == 0;  // C's row pitch, 4 * N bytes, must be a multiple of 16
