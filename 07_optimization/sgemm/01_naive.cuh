@@ -10,6 +10,7 @@
 
 namespace sgemm {
 
+// [excerpt:kernel]
 __global__ void sgemm_naive(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
                             float* C) {
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
@@ -19,6 +20,7 @@ __global__ void sgemm_naive(int M, int N, int K, float alpha, const float* A, co
   for (int k = 0; k < K; ++k) acc += A[row * K + k] * B[k * N + col];
   C[row * N + col] = scale_add(alpha, acc, beta, C[row * N + col]);
 }
+// [/excerpt:kernel]
 
 inline void launch_naive(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
                          float* C) {

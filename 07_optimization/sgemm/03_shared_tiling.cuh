@@ -13,6 +13,7 @@ namespace sgemm {
 
 constexpr int kTile = 32;
 
+// [excerpt:kernel]
 __global__ void sgemm_shared_tiling(int M, int N, int K, float alpha, const float* A, const float* B,
                                     float beta, float* C) {
   __shared__ float As[kTile][kTile];
@@ -29,6 +30,7 @@ __global__ void sgemm_shared_tiling(int M, int N, int K, float alpha, const floa
   }
   if (row < M && col < N) C[row * N + col] = scale_add(alpha, acc, beta, C[row * N + col]);
 }
+// [/excerpt:kernel]
 
 inline void launch_shared_tiling(int M, int N, int K, float alpha, const float* A, const float* B,
                                  float beta, float* C) {

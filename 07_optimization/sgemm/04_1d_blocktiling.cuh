@@ -28,6 +28,7 @@ __global__ void __launch_bounds__(BM* BN / TM)
   const int b_row = t / BN, b_col = t % BN;  // and of B's
 
   float acc[TM] = {};
+  // [excerpt:main-loop]
   for (int k0 = 0; k0 < K; k0 += BK) {
     As[a_row * BK + a_col] = load_or_zero(A, M, K, row0 + a_row, k0 + a_col);
     Bs[b_row * BN + b_col] = load_or_zero(B, K, N, k0 + b_row, col0 + b_col);
@@ -39,6 +40,7 @@ __global__ void __launch_bounds__(BM* BN / TM)
     }
     __syncthreads();
   }
+  // [/excerpt:main-loop]
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const int row = row0 + thread_row * TM + i, col = col0 + thread_col;

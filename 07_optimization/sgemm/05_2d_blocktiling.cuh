@@ -23,6 +23,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   const int thread_row = t / (BN / TN), thread_col = t % (BN / TN);
 
   float acc[TM][TN] = {};
+  // [excerpt:main-loop]
   for (int k0 = 0; k0 < K; k0 += BK) {
     // BM * BK elements of A and BK * BN of B, kThreads at a time (4 of each per thread here).
     for (int r = t / BK; r < BM; r += kThreads / BK)
@@ -44,6 +45,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     }
     __syncthreads();
   }
+  // [/excerpt:main-loop]
 #pragma unroll
   for (int i = 0; i < TM; ++i)
 #pragma unroll

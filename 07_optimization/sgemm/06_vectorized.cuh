@@ -110,6 +110,7 @@ __global__ void __launch_bounds__(256) sgemm_vectorized(int M, int N, int K, flo
   TileLoader<BM, BN, BK, kThreads, kChecked> loader;
 
   float acc[TM][TN] = {};
+  // [excerpt:main-loop]
   for (int k0 = 0; k0 < K; k0 += BK) {
     loader.fetch(A, B, M, N, K, row0, col0, k0);
     loader.stash(As, Bs);
@@ -134,6 +135,7 @@ __global__ void __launch_bounds__(256) sgemm_vectorized(int M, int N, int K, flo
     }
     __syncthreads();
   }
+  // [/excerpt:main-loop]
 #pragma unroll
   for (int i = 0; i < TM; ++i)
 #pragma unroll

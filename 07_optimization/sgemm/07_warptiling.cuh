@@ -49,6 +49,7 @@ struct WarpTile {
     n0 = warp % (Cfg::BN / Cfg::WN) * Cfg::WN + lane % (WSUBN / Cfg::TN) * Cfg::TN;
   }
 
+  // [excerpt:compute]
   /// acc += this thread's part of As^T * Bs for one BK-deep pair of tiles.
   __device__ void compute(const float* As, const float* Bs) {
 #pragma unroll
@@ -76,6 +77,7 @@ struct WarpTile {
         for (int j = 0; j < RN; ++j) acc[i][j] += a[i] * b[j];
     }
   }
+  // [/excerpt:compute]
 
   /// C = alpha * acc + beta * C for this thread's results; the block tile starts at (row0, col0).
   template <bool kChecked>
@@ -105,6 +107,7 @@ __global__ void __launch_bounds__(WarpTile<Cfg>::kThreads, Cfg::MIN_BLOCKS)
   const int row0 = blockIdx.y * Cfg::BM, col0 = blockIdx.x * Cfg::BN;
   TileLoader<Cfg::BM, Cfg::BN, Cfg::BK, Tile::kThreads, kChecked> loader;
   Tile tile;
+  // [excerpt:main-loop]
   for (int k0 = 0; k0 < K; k0 += Cfg::BK) {
     loader.fetch(A, B, M, N, K, row0, col0, k0);
     loader.stash(As, Bs);
@@ -112,6 +115,7 @@ __global__ void __launch_bounds__(WarpTile<Cfg>::kThreads, Cfg::MIN_BLOCKS)
     tile.compute(As, Bs);
     __syncthreads();
   }
+  // [/excerpt:main-loop]
   tile.template store<kChecked>(C, M, N, row0, col0, alpha, beta);
 }
 

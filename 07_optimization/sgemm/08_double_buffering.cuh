@@ -24,6 +24,7 @@ __global__ void __launch_bounds__(WarpTile<Cfg>::kThreads, Cfg::MIN_BLOCKS)
   TileLoader<Cfg::BM, Cfg::BN, Cfg::BK, Tile::kThreads, kChecked> loader;
   Tile tile;
 
+  // [excerpt:main-loop]
   loader.fetch(A, B, M, N, K, row0, col0, 0);
   loader.stash(As[0], Bs[0]);
   __syncthreads();
@@ -37,6 +38,7 @@ __global__ void __launch_bounds__(WarpTile<Cfg>::kThreads, Cfg::MIN_BLOCKS)
     __syncthreads();  // the next tile is complete, and everyone is done reading this one
     current ^= 1;
   }
+  // [/excerpt:main-loop]
   tile.template store<kChecked>(C, M, N, row0, col0, alpha, beta);
 }
 

@@ -36,6 +36,7 @@ struct Tiles8b : WarptileConfig {
   static constexpr int TM = 4;  // WMITER = 2: rows m0..m0+3 and m0+32..m0+35
 };
 
+// [excerpt:configs]
 struct Tiles8c : WarptileConfig {
   static constexpr int WM = 64, WN = 32, WNITER = 2;  // 2 x 4 warps = 256 threads
   static constexpr int TM = 4, TN = 4;                // 2 x 2 runs of 4 x 4 = 8 x 8 a thread
@@ -51,6 +52,7 @@ struct Tiles8e : Tiles8d {
   static constexpr int WM = 32, WN = 64;  // 2 x 2 warps = 128 threads
   static constexpr int MIN_BLOCKS = 4;    // <= 65536 / 512 = 128 registers
 };
+// [/excerpt:configs]
 
 /// Column headers of the runner's table of configurations, and one row of it for \p Cfg: its
 /// shape, then what ptxas and the occupancy calculator made of its fast-path kernel, asked from

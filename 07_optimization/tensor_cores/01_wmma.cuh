@@ -67,11 +67,13 @@ __global__ void __launch_bounds__(32 * kWmmaWarps) tc_wmma_naive(Gemm g) {
   FragB b;
   FragC acc;
   wmma::fill_fragment(acc, 0.0f);
+  // [excerpt:main-loop]
   for (int k0 = 0; k0 < k_direct; k0 += 16) {
     wmma::load_matrix_sync(a, g.A + size_t(row0) * g.ld + k0, g.ld);
     wmma::load_matrix_sync(b, g.B + size_t(col0) * g.ld + k0, g.ld);
     wmma::mma_sync(acc, a, b, acc);
   }
+  // [/excerpt:main-loop]
   for (int k0 = k_direct; k0 < g.K; k0 += 16) {  // edges: through shared memory, zeros outside
     stage_fragment(staged[warp][0], g.A, g.M, g.K, g.ld, row0, k0);
     stage_fragment(staged[warp][1], g.B, g.N, g.K, g.ld, col0, k0);

@@ -55,6 +55,7 @@ __device__ inline void mma_16816(float (&d)[4], const uint32_t (&a)[4], const ui
 /// The ldmatrix addresses cost one XOR per k-step: a lane's row r reads chunk 2k + h (h = 0 or 1),
 /// stored at chunk (2k + h) ^ (r % 8) = (h ^ (r % 8)) ^ 2k. So its address for k-step k is its
 /// address for k-step 0 XOR 32k bytes (the chunk bits; rows are 128 bytes, stages 128-byte aligned).
+// [excerpt:fragments]
 template <typename T>
 struct Fragments {
   uint32_t a[T::WM / 16][4], b[T::WN / 8][2];
@@ -72,6 +73,7 @@ struct Fragments {
     }
   }
 };
+// [/excerpt:fragments]
 
 __global__ void __launch_bounds__(SwizzledTiles::kThreads, 1) tc_mma_ldmatrix(Gemm g) {
   using T = SwizzledTiles;
@@ -100,6 +102,7 @@ __global__ void __launch_bounds__(SwizzledTiles::kThreads, 1) tc_mma_ldmatrix(Ge
   const auto stage_bytes = [](int stage) { return uint32_t(stage * T::kStageElements * sizeof(bf16)); };
 
   float acc[T::WM / 16][T::WN / 8][4] = {};
+  // [excerpt:main-loop]
   const int tiles = ceil_div(g.K, T::BK);
   for (int s = 0; s < T::kStages - 1; ++s) {
     if (s < tiles) load(s, s * T::BK);
@@ -131,6 +134,7 @@ __global__ void __launch_bounds__(SwizzledTiles::kThreads, 1) tc_mma_ldmatrix(Ge
         for (int j = 0; j < T::WN / 8; ++j) mma_16816(acc[i][j], frags[k % 2].a[i], frags[k % 2].b[j]);
     }
   }
+  // [/excerpt:main-loop]
 
   // Thread (lane) holds rows lane/4 and lane/4 + 8, columns 2*(lane%4) and +1, of each 16 x 8 tile.
 #pragma unroll

@@ -56,6 +56,7 @@ __global__ void __launch_bounds__(128, 1)
   }
   __syncthreads();
 
+  // [excerpt:main-loop]
   float d[128] = {};
   PipelineState<T::kStages> state;
   for (int t = 0; t < k_tiles; ++t, state.advance()) {
@@ -66,6 +67,7 @@ __global__ void __launch_bounds__(128, 1)
     __syncthreads();  // every warp's wgmmas have read the stage: refill it
     if (threadIdx.x == 0 && t + T::kStages < k_tiles) load(t + T::kStages, state.stage);
   }
+  // [/excerpt:main-loop]
   store_accumulators(C, M, N, tile_m * T::BM, tile_n * T::BN, d);
 }
 

@@ -51,6 +51,7 @@ __global__ void __launch_bounds__(Tiles::kThreads, 1)
   }
   __syncthreads();
 
+  // [excerpt:roles]
   PipelineState<T::kStages> state;
   if (warpgroup == 0) {  // producer
     producer_registers();
@@ -82,6 +83,7 @@ __global__ void __launch_bounds__(Tiles::kThreads, 1)
       previous.advance();
     }
   }
+  // [/excerpt:roles]
   wgmma_wait<0>();
   fence_accumulators(d);
   store_accumulators(C, M, N, tile_m * T::BM + consumer * 64, tile_n * T::BN, d);

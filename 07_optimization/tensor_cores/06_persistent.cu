@@ -58,6 +58,7 @@ __global__ void __launch_bounds__(Tiles::kThreads, 1)
   }
   __syncthreads();
 
+  // [excerpt:roles]
   PipelineState<T::kStages> state;  // carries over from tile to tile
   int tile_m, tile_n;
   if (warpgroup == 0) {
@@ -101,6 +102,7 @@ __global__ void __launch_bounds__(Tiles::kThreads, 1)
     else
       store_accumulators(C, M, N, row0, col0, d);
   }
+  // [/excerpt:roles]
   if (threadIdx.x % 128 == 0) tma_store_wait_all();  // the buffers must outlive the stores
 }
 

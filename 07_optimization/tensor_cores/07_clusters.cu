@@ -71,6 +71,7 @@ __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Ti
   if (warpgroup == 0) {
     producer_registers();
     if (threadIdx.x == 0) {
+      // [excerpt:producer]
       const uint16_t both = (1u << T::kClusterSize) - 1;
       for (int tile = cluster_id; tile < cluster_tiles; tile += clusters) {
         grouped_tile<kTileRowsPerGroup / T::kClusterSize>(tile, pairs_m, tiles_n, pair_m, tile_n);
@@ -83,6 +84,7 @@ __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Ti
                              tile_n * T::BN + rank * (T::BN / 2), &s.full[state.stage], both);
         }
       }
+      // [/excerpt:producer]
     }
   } else {
     consumer_registers();
