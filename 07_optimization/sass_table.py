@@ -27,7 +27,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parent / "README.md"
+# The page that holds the table: the SGEMM lesson's (the chapter page held it before the lessons).
+PAGES = [Path(__file__).resolve().parent / "sgemm" / "README.md", Path(__file__).resolve().parent / "README.md"]
 ARCH = "sm_90"
 SKIPPED = 77
 TABLE_OPEN, TABLE_CLOSE = "<!-- SASS-TABLE: nvcc ", "<!-- /SASS-TABLE -->"
@@ -47,8 +48,10 @@ KERNELS = [
 
 
 def tool(given, name, beside=None):
+    """The tool's path: the one given (CMake passes "" or X-NOTFOUND when it found none), else the
+    one beside \p beside, else the one on PATH; None when there is none."""
     if given:
-        return given
+        return given if Path(given).is_file() else None
     if beside and (Path(beside).parent / name).is_file():
         return str(Path(beside).parent / name)
     return shutil.which(name)
@@ -159,23 +162,27 @@ def main():
     parser.add_argument("--nvcc", default=shutil.which("nvcc") or "nvcc")
     parser.add_argument("--cuobjdump", help="default: cuobjdump on PATH")
     parser.add_argument("--nvdisasm", help="default: nvdisasm beside cuobjdump, then on PATH")
-    parser.add_argument("--readme", type=Path, default=README)
+    parser.add_argument("--readme", type=Path, help="the page with the table (default: the first of %s that has one)"
+                        % ", ".join(str(p.relative_to(p.parents[1])) for p in PAGES))
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--update", action="store_true")
     mode.add_argument("--check", action="store_true")
     args = parser.parse_args()
 
+    cuobjdump = tool(args.cuobjdump, "cuobjdump")
+    if not cuobjdump:
+        given = " (%s is not a file)" % args.cuobjdump if args.cuobjdump else ""
+        print("sass_table: skipped: no cuobjdump%s: the CUDA toolkit's bin folder, or "
+              "python3 -m pip install nvidia-cuda-cuobjdump, then re-run cmake" % given)
+        return SKIPPED
+    nvdisasm = tool(args.nvdisasm, "nvdisasm", cuobjdump)
+    if args.readme is None:
+        args.readme = next((p for p in PAGES if p.is_file() and TABLE_OPEN in p.read_text(encoding="utf-8")), PAGES[0])
     text = args.readme.read_text(encoding="utf-8")
     marker = table_marker(text)
     if not marker:
         print("sass_table: %s has no <!-- SASS-TABLE: nvcc X.Y, sm_NN --> marker" % args.readme)
         return 1
-    cuobjdump = tool(args.cuobjdump, "cuobjdump")
-    nvdisasm = tool(args.nvdisasm, "nvdisasm", cuobjdump)
-    if not cuobjdump:
-        print("sass_table: skipped: no cuobjdump (the CUDA toolkit's bin folder, or "
-              "python3 -m pip install nvidia-cuda-cuobjdump, then re-run cmake)")
-        return SKIPPED
     if not nvdisasm:
         if args.update:
             print("sass_table: cannot write the SASS counts without nvdisasm (pip install nvidia-cuda-nvdisasm)")

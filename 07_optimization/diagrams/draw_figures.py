@@ -204,6 +204,43 @@ def draw_tree(s, kind, x0, y0, values, cw=30, rh=58):
     return y + 22
 
 
+def shared_memory_banks():
+    """One warp's shared-memory reads in two steps' first rounds, word by word in the 32 banks."""
+    banks, cw, rh = 32, 24, 22
+    s = Svg(120 + banks * cw, 330, "Shared memory: 32 banks, and a bank conflict")
+    s.text(20, 22, "Shared memory: word w (4 bytes) lives in bank w % 32. One warp reads one word a lane; each bank serves one word a pass", 12, weight="bold")
+    x0 = 100
+    for b in range(banks):
+        s.text(x0 + b * cw + cw / 2 - 1, 48, str(b), 8, "middle", fill=MUTED)
+    s.text(x0 - 8, 48, "bank", 9, "end", fill=MUTED)
+    panels = [("step 3, round 1 (stride 128): lane t reads s[t]", [t for t in range(32)]),
+              ("step 2, round 1 (stride 1): lane t reads s[2 * t]", [2 * t for t in range(32)])]
+    y = 58
+    for title, words in panels:
+        ways = bank_ways(words, banks)
+        s.text(x0, y + 14, title, 11, weight="bold")
+        y += 22
+        lane_of = {w: t for t, w in enumerate(words)}
+        for row in range(2):
+            s.text(x0 - 8, y + 15, "s[%d..%d]" % (32 * row, 32 * row + 31), 9, "end", fill=MUTED)
+            for b in range(banks):
+                w = 32 * row + b
+                if w in lane_of:
+                    s.cell(x0 + b * cw, y, cw - 2, rh - 2, lane_of[w], THREAD[row], 8, "white")
+                else:
+                    s.cell(x0 + b * cw, y, cw - 2, rh - 2, "", "white", stroke="#bbb")
+            y += rh
+        verdict = ("every bank serves one word: 1 pass (wavefront)" if ways == 1 else
+                   "banks 0, 2, 4, ... each hold %d of the words: %d passes (a %d-way bank conflict); odd banks idle"
+                   % (ways, ways, ways))
+        s.text(x0, y + 14, verdict, 10, fill=MUTED)
+        y += 34
+    s.text(20, y + 6, "Numbers in the boxes: the lane that reads that word. A warp's access costs as many passes as the busiest", 11)
+    s.text(20, y + 22, "bank has distinct words (lanes reading the same word share it). Counted by ncu as wavefronts and bank conflicts.", 11)
+    s.height = y + 36
+    return s
+
+
 def reduction_tree_figure(step, kind, title, lines):
     s = Svg(860, 360 + 16 * len(lines), "Reduction step %d: %s" % (step, title))
     s.text(20, 22, "Step %d: %s (16 elements of one block shown; 256 in the code)" % (step, title), 12, weight="bold")
@@ -622,6 +659,7 @@ FIGURES = {
     "elementwise_1_one_per_thread.svg": elementwise_step1,
     "elementwise_2_grid_stride.svg": elementwise_step2,
     "elementwise_3_float4.svg": elementwise_step3,
+    "shared_memory_banks.svg": shared_memory_banks,
     "reduction_1_interleaved_divergent.svg": reduction_step1,
     "reduction_2_interleaved_strided.svg": reduction_step2,
     "reduction_3_sequential.svg": reduction_step3,

@@ -15,6 +15,7 @@
 
 namespace elementwise {
 
+// [excerpt:kernel]
 // Elements [0, head) and the tail are done one at a time; [head, head + 4 * n4) as float4.
 __global__ void add_float4(const float* x, const float* y, float* z, int n, int head) {
   const int first = blockIdx.x * blockDim.x + threadIdx.x;
@@ -32,6 +33,7 @@ __global__ void add_float4(const float* x, const float* y, float* z, int n, int 
 
   for (int i = head + 4 * n4 + first; i < n; i += stride) z[i] = x[i] + y[i];
 }
+// [/excerpt:kernel]
 
 // How many floats p lies past the last 16-byte boundary (0..3).
 inline int floats_past_alignment(const float* p) {

@@ -63,6 +63,7 @@ inline void launch_unfused(const float* x, float* y, int n, float* t, float* u) 
     map2<<<blocks, kBlock>>>(a, b, out, n, op);
     CUDA_CHECK_LAUNCH();
   };
+  // [excerpt:passes]
   run1(x, t, Cube{});                // t = x^3                 read 1, write 1
   run1(t, t, Scale{0.044715f});      // t = 0.044715 * t        read 1, write 1
   run2(x, t, t, Add{});              // t = x + t               read 2, write 1
@@ -71,6 +72,7 @@ inline void launch_unfused(const float* x, float* y, int n, float* t, float* u) 
   run1(t, t, AddScalar{1.0f});       // t = 1 + t               read 1, write 1
   run1(x, u, Scale{0.5f});           // u = 0.5 * x             read 1, write 1
   run2(u, t, y, Mul{});              // y = u * t               read 2, write 1
+  // [/excerpt:passes]
 }
 
 }  // namespace fusion

@@ -10,15 +10,19 @@
 
 namespace fusion {
 
+// [excerpt:kernel]
 __device__ inline float gelu(float x) {
   const float inner = 0.7978845608f * (x + 0.044715f * x * x * x);  // sqrt(2/pi) * (x + 0.044715 x^3)
   return 0.5f * x * (1.0f + tanhf(inner));
 }
 
+// [excerpt:fused-kernel]
 __global__ void gelu_fused(const float* x, float* y, int n) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
     y[i] = gelu(x[i]);
 }
+// [/excerpt:fused-kernel]
+// [/excerpt:kernel]
 
 inline void launch_fused(const float* x, float* y, int n, float*, float*) {
   constexpr int kBlock = 256;

@@ -11,6 +11,7 @@
 
 namespace fusion {
 
+// [excerpt:kernel]
 __global__ void gelu_fused_float4(const float* x, float* y, int n) {
   const int first = blockIdx.x * blockDim.x + threadIdx.x, stride = blockDim.x * gridDim.x;
   const int n4 = n / 4;
@@ -22,6 +23,7 @@ __global__ void gelu_fused_float4(const float* x, float* y, int n) {
   }
   for (int i = 4 * n4 + first; i < n; i += stride) y[i] = gelu(x[i]);
 }
+// [/excerpt:kernel]
 
 inline void launch_fused_float4(const float* x, float* y, int n, float* t, float* u) {
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };

@@ -29,6 +29,7 @@ struct Scratch {
 
 using ReduceKernel = void (*)(const float* in, float* out, int n);
 
+// [excerpt:passes]
 /// Sums in[0, n) into *out with \p kernel, which reduces each run of \p per_block inputs to one
 /// partial sum. \p scratch_a and \p scratch_b hold ceil(n / per_block) floats each.
 inline void reduce_in_passes(ReduceKernel kernel, int per_block, const float* in, int n, float* out,
@@ -46,5 +47,6 @@ inline void reduce_in_passes(ReduceKernel kernel, int per_block, const float* in
     count = blocks;
   }
 }
+// [/excerpt:passes]
 
 }  // namespace reduction

@@ -10,6 +10,7 @@
 
 namespace reduction {
 
+// [excerpt:kernel]
 __global__ void sum_interleaved_divergent(const float* in, float* out, int n) {
   __shared__ float s[kBlock];
   const int t = threadIdx.x;
@@ -22,6 +23,7 @@ __global__ void sum_interleaved_divergent(const float* in, float* out, int n) {
   }
   if (t == 0) out[blockIdx.x] = s[0];
 }
+// [/excerpt:kernel]
 
 inline void launch_interleaved_divergent(const float* in, int n, float* out, Scratch& scratch) {
   reduce_in_passes(sum_interleaved_divergent, kBlock, in, n, out, scratch.a.data(), scratch.b.data());

@@ -10,6 +10,7 @@
 
 namespace reduction {
 
+// [excerpt:kernel]
 __global__ void sum_sequential(const float* in, float* out, int n) {
   __shared__ float s[kBlock];
   const int t = threadIdx.x;
@@ -22,6 +23,7 @@ __global__ void sum_sequential(const float* in, float* out, int n) {
   }
   if (t == 0) out[blockIdx.x] = s[0];
 }
+// [/excerpt:kernel]
 
 inline void launch_sequential(const float* in, int n, float* out, Scratch& scratch) {
   reduce_in_passes(sum_sequential, kBlock, in, n, out, scratch.a.data(), scratch.b.data());

@@ -8,6 +8,7 @@
 
 namespace reduction {
 
+// [excerpt:kernel]
 __global__ void sum_first_add_during_load(const float* in, float* out, int n) {
   __shared__ float s[kBlock];
   const int t = threadIdx.x;
@@ -20,6 +21,7 @@ __global__ void sum_first_add_during_load(const float* in, float* out, int n) {
   }
   if (t == 0) out[blockIdx.x] = s[0];
 }
+// [/excerpt:kernel]
 
 inline void launch_first_add_during_load(const float* in, int n, float* out, Scratch& scratch) {
   reduce_in_passes(sum_first_add_during_load, 2 * kBlock, in, n, out, scratch.a.data(), scratch.b.data());

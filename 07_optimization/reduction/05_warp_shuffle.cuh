@@ -14,6 +14,7 @@
 
 namespace reduction {
 
+// [excerpt:kernel]
 /// The sum of \p v over the 32 lanes of the calling warp, in lane 0.
 __device__ inline float warp_sum(float v) {
   for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
@@ -38,6 +39,7 @@ __global__ void sum_warp_shuffle(const float* in, float* out, int n) {
   const float total = block_sum(v);
   if (threadIdx.x == 0) out[blockIdx.x] = total;
 }
+// [/excerpt:kernel]
 
 inline void launch_warp_shuffle(const float* in, int n, float* out, Scratch& scratch) {
   reduce_in_passes(sum_warp_shuffle, 2 * kBlock, in, n, out, scratch.a.data(), scratch.b.data());

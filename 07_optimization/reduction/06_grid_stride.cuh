@@ -12,6 +12,7 @@
 
 namespace reduction {
 
+// [excerpt:kernel]
 /// This thread's share of in[0, n), read as float4 in a grid-stride loop; the last n % 4
 /// elements one at a time. \p in must be 16-byte aligned (cudaMalloc memory is 256-byte aligned).
 __device__ inline float thread_sum(const float* in, int n) {
@@ -33,6 +34,7 @@ __global__ void sum_grid_stride(const float* in, float* out, int n) {
   const float total = block_sum(thread_sum(in, n));
   if (threadIdx.x == 0) out[blockIdx.x] = total;
 }
+// [/excerpt:kernel]
 
 /// Blocks for the first pass: one wave on the GPU, and no more than there are float4s to read.
 inline int first_pass_blocks(int n) {
@@ -40,6 +42,7 @@ inline int first_pass_blocks(int n) {
   return lab::grid_for((n + 3) / 4, kBlock, resident);
 }
 
+// [excerpt:launch]
 /// The first pass writes first_pass_blocks(n) partial sums to scratch.a.
 inline void launch_grid_stride(const float* in, int n, float* out, Scratch& scratch) {
   const int blocks = first_pass_blocks(n);
@@ -49,5 +52,6 @@ inline void launch_grid_stride(const float* in, int n, float* out, Scratch& scra
   sum_grid_stride<<<1, kBlock>>>(partials, out, blocks);
   CUDA_CHECK_LAUNCH();
 }
+// [/excerpt:launch]
 
 }  // namespace reduction

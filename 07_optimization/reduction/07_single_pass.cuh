@@ -18,6 +18,7 @@
 
 namespace reduction {
 
+// [excerpt:kernel]
 /// \p partials holds gridDim.x floats; \p blocks_done is 0 before the launch, and 0 after.
 __global__ void sum_single_pass(const float* in, float* out, int n, float* partials,
                                 unsigned int* blocks_done) {
@@ -40,6 +41,7 @@ __global__ void sum_single_pass(const float* in, float* out, int n, float* parti
     *blocks_done = 0;  // ready for the next launch (kernels in one stream run one after another)
   }
 }
+// [/excerpt:kernel]
 
 /// Partial sums go to scratch.a; scratch.counter is zero before and after.
 inline void launch_single_pass(const float* in, int n, float* out, Scratch& scratch) {
