@@ -17,10 +17,12 @@ __global__ void sum_interleaved_divergent(const float* in, float* out, int n) {
   const int i = blockIdx.x * kBlock + t;
   s[t] = i < n ? in[i] : 0.0f;  // past the end: 0, the identity of +
   __syncthreads();
+  // [excerpt:tree]
   for (int stride = 1; stride < kBlock; stride *= 2) {
     if (t % (2 * stride) == 0) s[t] += s[t + stride];
     __syncthreads();
   }
+  // [/excerpt:tree]
   if (t == 0) out[blockIdx.x] = s[0];
 }
 // [/excerpt:kernel]

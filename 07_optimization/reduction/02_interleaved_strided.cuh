@@ -19,11 +19,13 @@ __global__ void sum_interleaved_strided(const float* in, float* out, int n) {
   const int i = blockIdx.x * kBlock + t;
   s[t] = i < n ? in[i] : 0.0f;
   __syncthreads();
+  // [excerpt:tree]
   for (int stride = 1; stride < kBlock; stride *= 2) {
     const int index = 2 * stride * t;
     if (index < kBlock) s[index] += s[index + stride];
     __syncthreads();
   }
+  // [/excerpt:tree]
   if (t == 0) out[blockIdx.x] = s[0];
 }
 // [/excerpt:kernel]

@@ -14,13 +14,17 @@ namespace reduction {
 __global__ void sum_sequential(const float* in, float* out, int n) {
   __shared__ float s[kBlock];
   const int t = threadIdx.x;
+  // [excerpt:load]
   const int i = blockIdx.x * kBlock + t;
   s[t] = i < n ? in[i] : 0.0f;
+  // [/excerpt:load]
   __syncthreads();
+  // [excerpt:tree]
   for (int stride = kBlock / 2; stride > 0; stride /= 2) {
     if (t < stride) s[t] += s[t + stride];
     __syncthreads();
   }
+  // [/excerpt:tree]
   if (t == 0) out[blockIdx.x] = s[0];
 }
 // [/excerpt:kernel]

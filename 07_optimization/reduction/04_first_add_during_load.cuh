@@ -12,8 +12,10 @@ namespace reduction {
 __global__ void sum_first_add_during_load(const float* in, float* out, int n) {
   __shared__ float s[kBlock];
   const int t = threadIdx.x;
+  // [excerpt:load]
   const int i = blockIdx.x * (2 * kBlock) + t;
   s[t] = (i < n ? in[i] : 0.0f) + (i + kBlock < n ? in[i + kBlock] : 0.0f);
+  // [/excerpt:load]
   __syncthreads();
   for (int stride = kBlock / 2; stride > 0; stride /= 2) {
     if (t < stride) s[t] += s[t + stride];

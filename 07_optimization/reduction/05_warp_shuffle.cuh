@@ -16,6 +16,7 @@ namespace reduction {
 
 // [excerpt:kernel]
 /// The sum of \p v over the 32 lanes of the calling warp, in lane 0.
+// [excerpt:block-sum]
 __device__ inline float warp_sum(float v) {
   for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
   return v;
@@ -32,6 +33,7 @@ __device__ inline float block_sum(float v) {
   if (warp != 0) return 0.0f;
   return warp_sum(lane < kBlock / 32 ? warp_sums[lane] : 0.0f);
 }
+// [/excerpt:block-sum]
 
 __global__ void sum_warp_shuffle(const float* in, float* out, int n) {
   const int i = blockIdx.x * (2 * kBlock) + threadIdx.x;

@@ -13,6 +13,7 @@
 namespace reduction {
 
 // [excerpt:kernel]
+// [excerpt:thread-sum]
 /// This thread's share of in[0, n), read as float4 in a grid-stride loop; the last n % 4
 /// elements one at a time. \p in must be 16-byte aligned (cudaMalloc memory is 256-byte aligned).
 __device__ inline float thread_sum(const float* in, int n) {
@@ -29,6 +30,7 @@ __device__ inline float thread_sum(const float* in, int n) {
   for (int i = 4 * n4 + first; i < n; i += stride) sum += in[i];
   return sum;
 }
+// [/excerpt:thread-sum]
 
 __global__ void sum_grid_stride(const float* in, float* out, int n) {
   const float total = block_sum(thread_sum(in, n));

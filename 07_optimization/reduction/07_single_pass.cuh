@@ -23,6 +23,7 @@ namespace reduction {
 __global__ void sum_single_pass(const float* in, float* out, int n, float* partials,
                                 unsigned int* blocks_done) {
   const float total = block_sum(thread_sum(in, n));
+  // [excerpt:last-block]
   __shared__ bool is_last;
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = total;
@@ -32,6 +33,7 @@ __global__ void sum_single_pass(const float* in, float* out, int n, float* parti
   }
   __syncthreads();  // shares is_last, and separates the two block_sum calls
   if (!is_last) return;
+  // [/excerpt:last-block]
 
   float sum = 0.0f;
   for (int b = threadIdx.x; b < gridDim.x; b += blockDim.x) sum += __ldcg(&partials[b]);  // L2, not L1
