@@ -21,6 +21,7 @@ __global__ void sgemm_shared_tiling(int M, int N, int K, float alpha, const floa
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int row = blockIdx.y * kTile + ty, col = blockIdx.x * kTile + tx;
   float acc = 0.0f;
+  // [excerpt:main-loop]
   for (int k0 = 0; k0 < K; k0 += kTile) {
     As[ty][tx] = load_or_zero(A, M, K, row, k0 + tx);
     Bs[ty][tx] = load_or_zero(B, K, N, k0 + ty, col);
@@ -28,6 +29,7 @@ __global__ void sgemm_shared_tiling(int M, int N, int K, float alpha, const floa
     for (int k = 0; k < kTile; ++k) acc += As[ty][k] * Bs[k][tx];  // As: broadcast; Bs: one bank each
     __syncthreads();  // everyone is done with the tiles before they are overwritten
   }
+  // [/excerpt:main-loop]
   if (row < M && col < N) C[row * N + col] = scale_add(alpha, acc, beta, C[row * N + col]);
 }
 // [/excerpt:kernel]

@@ -33,11 +33,13 @@ __global__ void __launch_bounds__(BM* BN / TM)
     As[a_row * BK + a_col] = load_or_zero(A, M, K, row0 + a_row, k0 + a_col);
     Bs[b_row * BN + b_col] = load_or_zero(B, K, N, k0 + b_row, col0 + b_col);
     __syncthreads();
+    // [excerpt:k-loop]
     for (int k = 0; k < BK; ++k) {
       const float b = Bs[k * BN + thread_col];
 #pragma unroll
       for (int i = 0; i < TM; ++i) acc[i] += As[(thread_row * TM + i) * BK + k] * b;
     }
+    // [/excerpt:k-loop]
     __syncthreads();
   }
   // [/excerpt:main-loop]

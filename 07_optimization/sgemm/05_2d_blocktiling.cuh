@@ -31,6 +31,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     for (int r = t / BN; r < BK; r += kThreads / BN)
       Bs[r * BN + t % BN] = load_or_zero(B, K, N, k0 + r, col0 + t % BN);
     __syncthreads();
+    // [excerpt:k-loop]
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
       float a[TM], b[TN];
@@ -43,6 +44,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
     }
+    // [/excerpt:k-loop]
     __syncthreads();
   }
   // [/excerpt:main-loop]

@@ -18,6 +18,7 @@ namespace sgemm {
 
 __device__ inline float4 as_float4(const float* p) { return *reinterpret_cast<const float4*>(p); }
 
+// [excerpt:load4]
 /// X[r][c .. c+3] of a rows x cols row-major matrix. Unchecked: one 16-byte load (the caller
 /// guarantees it is inside and aligned). Checked: four loads, zero outside the matrix.
 template <bool kChecked>
@@ -28,6 +29,7 @@ __device__ inline float4 load4(const float* X, int rows, int cols, int r, int c)
   else
     return as_float4(&X[r * cols + c]);
 }
+// [/excerpt:load4]
 
 /// C[r][c .. c+3] = alpha * v + beta * C[r][c .. c+3], with the same two flavours as load4.
 template <bool kChecked>
@@ -115,6 +117,7 @@ __global__ void __launch_bounds__(256) sgemm_vectorized(int M, int N, int K, flo
     loader.fetch(A, B, M, N, K, row0, col0, k0);
     loader.stash(As, Bs);
     __syncthreads();
+    // [excerpt:k-loop]
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
       float a[TM], b[TN];
@@ -133,6 +136,7 @@ __global__ void __launch_bounds__(256) sgemm_vectorized(int M, int N, int K, flo
 #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
     }
+    // [/excerpt:k-loop]
     __syncthreads();
   }
   // [/excerpt:main-loop]

@@ -52,6 +52,7 @@ struct WarpTile {
   // [excerpt:compute]
   /// acc += this thread's part of As^T * Bs for one BK-deep pair of tiles.
   __device__ void compute(const float* As, const float* Bs) {
+    // [excerpt:k-loop]
 #pragma unroll
     for (int k = 0; k < Cfg::BK; ++k) {
       float a[RM], b[RN];
@@ -76,6 +77,7 @@ struct WarpTile {
 #pragma unroll
         for (int j = 0; j < RN; ++j) acc[i][j] += a[i] * b[j];
     }
+    // [/excerpt:k-loop]
   }
   // [/excerpt:compute]
 
