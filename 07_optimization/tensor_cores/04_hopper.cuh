@@ -311,10 +311,12 @@ inline CUtensorMap tensor_map(CUtensorMapDataType type, const void* base, int ro
   return map;
 }
 
+// [excerpt:tile-order]
 /// The persistent steps' tile order: grouped_tile() (00_common.cuh) over this many tile rows at a
 /// time. A wave of 132 tiles spanning r tile rows and c tile columns reads r * 128 rows of A and
 /// c * 256 rows of B along K; with r * c = 132 that is least near r = 16, c = 8 (steps 2-5 use 8).
 constexpr int kTileRowsPerGroup = 16;
+// [/excerpt:tile-order]
 
 constexpr int kBK = 64;  // K per stage: 64 bf16 = one 128-byte swizzle row
 
