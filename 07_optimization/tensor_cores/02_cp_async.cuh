@@ -79,6 +79,7 @@ struct PaddedTiles : BlockTiles {
   static constexpr size_t kSharedBytes = size_t(kStages) * kStageElements * sizeof(bf16);
 };
 
+// [excerpt:load-shared]
 /// Loads a WMMA fragment (16 x 16 bf16, 4 registers per thread) from shared memory, \p pitch
 /// elements per row. WMMA's load_matrix_sync takes a generic pointer, and nvcc turns it into 4
 /// generic loads per fragment (LD, not LDS: it does not see that the pointer is shared), which
@@ -97,6 +98,7 @@ __device__ inline void load_shared(Fragment& f, const bf16* p, int pitch) {
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(shared_address(p)), "r"(pitch));
 }
+// [/excerpt:load-shared]
 
 /// One warp's WMMA operands for a 16-deep k-step: 4 fragments of A (16 x 16), 4 of B^T.
 template <typename T>
