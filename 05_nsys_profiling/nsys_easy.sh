@@ -8,13 +8,18 @@
 # operations, in one table, are what you want: the idea of Mark Harris's nsys_easy
 # (github.com/harrism/nsys_easy). The full report stays in ./nsys_easy.nsys-rep
 # for the Nsight Systems GUI.
-# Set NSYS=/path/to/nsys if nsys is not on PATH. Exits 77 if there is no nsys.
+# Set NSYS=/path/to/nsys if nsys is not on PATH (without it: the one scripts/fetch-nsys.sh
+# unpacks into .nsys/, if there is one). Exits 77 if there is no nsys.
 set -u
 if [ $# -lt 1 ]; then
   echo "usage: nsys_easy.sh <program> [arguments...]" >&2
   exit 2
 fi
 nsys=${NSYS:-nsys}
+here=$(cd "$(dirname "$0")" && pwd)
+if [ "$nsys" = nsys ] && ! command -v nsys >/dev/null 2>&1 && [ -x "$here/../.nsys/bin/nsys" ]; then
+  nsys=$here/../.nsys/bin/nsys
+fi
 if ! command -v "$nsys" >/dev/null 2>&1; then
   cat >&2 <<MESSAGE
 nsys_easy: nsys is not installed (looked for '$nsys').

@@ -4,14 +4,16 @@
 #   05_nsys_profiling/nsys_stats.sh <report> <kernel> <program> [arguments...]
 #
 # Runs `nsys profile -t cuda,nvtx --stats=true` on the program (-t cuda,nvtx: CUDA API calls,
-# GPU work and the program's NVTX ranges) and prints what nsys prints: the NVTX ranges, the CUDA
-# API calls, the kernels, and the memory operations by time and by size. The report stays as
-# <report>.nsys-rep and <report>.sqlite in the current folder, for the GUI or `nsys stats`.
+# GPU work and the program's NVTX ranges; NSYS_TRACE=cuda for the notes' `-t cuda`) and prints
+# what nsys prints: the NVTX ranges, the CUDA API calls, the kernels, and the memory operations
+# by time and by size, then a SUMMARY line of its counts (nsys_timeline.py summary). The report
+# stays as <report>.nsys-rep and <report>.sqlite in the current folder, for the GUI or `nsys stats`.
 # It passes only if nsys's kernel summary lists <kernel> (text in the kernel's name, e.g.
 # "add("): a run in which nsys saw no kernel fails, whatever the program said.
 # Exit: the program's status; 77 (skipped) without nsys, without a GPU, or when nsys is too old
 # to read the program's CUDA calls (see below); 1 when nsys saw no <kernel> for another reason.
-# Set NSYS=/path/to/nsys if nsys is off PATH (CMake passes its TUTORIAL_NSYS).
+# Set NSYS=/path/to/nsys if nsys is off PATH (CMake passes its TUTORIAL_NSYS); without NSYS, or
+# with a bare `nsys` that is not on PATH, the one scripts/fetch-nsys.sh unpacks into .nsys/.
 set -u
 if [ $# -lt 3 ]; then
   echo "usage: nsys_stats.sh <report> <kernel> <program> [arguments...]" >&2
@@ -19,15 +21,20 @@ if [ $# -lt 3 ]; then
 fi
 report=$1 kernel=$2
 shift 2
+here=$(cd "$(dirname "$0")" && pwd)
 nsys=${NSYS:-nsys}
+if [ "$nsys" = nsys ] && ! command -v nsys >/dev/null 2>&1 && [ -x "$here/../.nsys/bin/nsys" ]; then
+  nsys=$here/../.nsys/bin/nsys
+fi
 if ! command -v "$nsys" >/dev/null 2>&1; then
   echo "nsys_stats: nsys is not installed (looked for '$nsys'), so there is nothing to report."
   echo "  scripts/fetch-nsys.sh unpacks it into .nsys/, where CMake finds it; or set NSYS=/path/to/nsys."
   exit 77
 fi
 
+echo "nsys_stats: $("$nsys" --version 2>&1 | head -n 1), tracing: $*"
 # nsys draws progress bars with carriage returns: keep only the lines a reader wants.
-output=$("$nsys" profile -t cuda,nvtx --stats=true --force-overwrite=true -o "$report" "$@" 2>&1 |
+output=$("$nsys" profile -t "${NSYS_TRACE:-cuda,nvtx}" --stats=true --force-overwrite=true -o "$report" "$@" 2>&1 |
          tr '\r' '\n' | grep -v -E '^\[[0-9]/[0-9]\] \[.*%')
 status=${PIPESTATUS[0]}
 printf '%s\n' "$output"
@@ -56,4 +63,7 @@ if ! printf '%s\n' "$kernels" | grep -q -F -- "$kernel"; then
   exit 1
 fi
 echo "nsys_stats: nsys traced '$kernel' (the program exited with status $status)."
+if [ -f "$report.sqlite" ]; then
+  python3 "$here/nsys_timeline.py" summary "$report.sqlite" || exit 1
+fi
 exit "$status"

@@ -19,7 +19,9 @@
 #   --prebuilt <build-dir> --record <name>, here, unpacks it, runs the tests labelled gpu, cli
 #     and host that this machine can run (`ctest -L 'gpu|cli|host' -LE 'docs|record|no-gpu'` less those
 #     that need a tool or library only the build machine has, listed with the reason) and chapter
-#     04's programs, and records them as <results>/data/<name>.json -> <results>/<name>.md.
+#     04's programs, and records them as <results>/data/<name>.json -> <results>/<name>.md; where
+#     an nsys is found (NSYS, PATH, or .nsys/ from scripts/fetch-nsys.sh), also chapter 05's nsys
+#     runs of the build (05_nsys_add, 05_nsys_stats, 05_nsys_timeline, 05_nsys_easy, 05_three_tools).
 # Steps run in separate calls keep their logs in the build folder; the record also reads the
 # benchmark data in results-dir, so where the source tree is copied afresh before each call
 # (a lent GPU machine), run benchmark and record in one call or give a results-dir outside it.
@@ -37,7 +39,7 @@ while [ $# -gt 0 ]; do
     --pack) exec python3 "$root/scripts/prebuilt.py" pack "$2" ;;
     --prebuilt) prebuilt=$(cd "$2" && pwd) || exit 2; steps=test,record; shift 2 ;;
     --record) record=$2; shift 2 ;;
-    -*) sed -n '2,30p' "$0" >&2; exit 2 ;;
+    -*) sed -n '2,32p' "$0" >&2; exit 2 ;;
     *) break ;;
   esac
 done
@@ -92,6 +94,36 @@ run_ctest() {
   return $status
 }
 
+# nsys on a carried build's chapter 01 and 05 programs, recorded as chapter 05's nsys runs: nsys
+# 2022.4 (scripts/fetch-nsys.sh's, in .nsys/) reads CUDA 11.8 programs, not CUDA 12's or 13's.
+# The notes' commands: `nsys profile -t cuda --stats=true` on chapter 01's add, the same with
+# -t cuda,nvtx on chapter 05's program (its SQLite export -> the timeline's data), nsys_easy,
+# and the three clocks (tests/three_tools.py). Without nsys it says so and runs nothing.
+nsys_runs() {
+  local nsys=${NSYS:-$(command -v nsys)} ch05=$root/05_nsys_profiling work=$build/nsys-runs status=0
+  [ -z "$nsys" ] && [ -x "$root/.nsys/bin/nsys" ] && nsys=$root/.nsys/bin/nsys
+  if [ -z "$nsys" ]; then
+    echo "gpu-check: no nsys (scripts/fetch-nsys.sh unpacks one into .nsys/): chapter 05's nsys runs not made"
+    return 0
+  fi
+  step "nsys on this build: $("$nsys" --version | head -n 1)"
+  mkdir -p "$work"
+  nsys_record() {  # nsys_record <name> <command...>: run in $work, kept as data like a benchmark
+    (cd "$work" && NSYS=$nsys python3 "$root/scripts/results.py" record "$1" --results "$results" -- "${@:2}") \
+      >"$logs/$1.log" 2>&1
+    local code=$?
+    echo "$1: exit status $code"
+    [ "$code" -eq 0 ] || status=1
+  }
+  nsys_record 05_nsys_add env NSYS_TRACE=cuda bash "$ch05/nsys_stats.sh" 05_nsys_add "add(" "$build/bin/01_hello_add"
+  nsys_record 05_nsys_stats bash "$ch05/nsys_stats.sh" 05_nsys_stats "add(" "$build/bin/05_nsys_profiling"
+  nsys_record 05_nsys_timeline python3 "$ch05/nsys_timeline.py" dump "$work/05_nsys_stats.sqlite"
+  nsys_record 05_nsys_easy bash "$ch05/nsys_easy.sh" "$build/bin/05_nsys_profiling"
+  nsys_record 05_three_tools python3 "$ch05/tests/three_tools.py" --nsys "$nsys" \
+    --program "$build/05_nsys_profiling/05_tracer_check" --workdir "$work/three_tools"
+  return $status
+}
+
 if wants build; then
   step "configure and build for sm_${compute_cap/./}"
   if ! cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTUTORIAL_GPU_CHECK=ON \
@@ -118,6 +150,7 @@ if wants test; then
       python3 "$root/scripts/results.py" record "$record"_$program --results "$results" -- \
         "$build/bin/$program" >/dev/null || failed=1
     done
+    nsys_runs || failed=1
   else
     step "ctest: every test but the sanitizer and benchmark runs"
     run_ctest tests -LE 'sanitize|benchmark|record|no-gpu' -j 8 --timeout 300 --no-tests=error || failed=1

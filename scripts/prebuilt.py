@@ -11,8 +11,8 @@ but its driver runs CUDA 11.8 programs (the course links the CUDA runtime static
       (libcupti.so.11.8, 7 MB; cuBLAS 11, 670 MB, is not carried, and the tests of the programs
       that load it are listed as not run, with that reason).
   prebuilt.py prepare <build-dir> <logs> <record>   on the GPU machine, before CTest runs:
-      unpacks the carry; makes the build machine's source path (the CTest files name it) resolve
-      to this tree; writes <logs>/not-run.txt (for ctest --exclude-from-file) with the tests that
+      unpacks the carry; makes the build machine's source path and Python (the CTest files name
+      them) resolve to this tree and this machine's Python; writes <logs>/not-run.txt (for ctest --exclude-from-file) with the tests that
       call a tool or load a library only the build machine has, and <logs>/extra.json (the build,
       those tests with the reason) for the record.
 """
@@ -111,7 +111,7 @@ def pack(build):
         for name in ("build-info.json", "build-machine-tests.json", "build-machine-paths"):
             tar.add(staging / name, name)
         for name, path in carried.items():
-            tar.add(path, f"carry-lib/{name}")
+            tar.add(os.path.realpath(path), f"carry-lib/{name}")  # the library, not its symlink
         for path in programs + list(build.rglob("CTestTestfile.cmake")):
             tar.add(path, str(path.relative_to(build)))
     print(f"wrote {carry} ({carry.stat().st_size >> 20} MiB): {len(programs)} programs, {len(carried)} libraries")
@@ -147,6 +147,11 @@ def prepare(build, logs, record):
     tests = json.loads(tests_file.read_text() if tests_file.exists() else subprocess.run(
         ["ctest", "--test-dir", str(build), "--show-only=json-v1"], capture_output=True, text=True).stdout)
     tools = set((build / "build-machine-paths").read_text().split()) if (build / "build-machine-paths").exists() else set()
+    for tool in sorted(tools):  # the build machine's Python (a venv's): this one's serves as well
+        if os.path.basename(tool).startswith("python3") and not os.path.lexists(tool):
+            os.makedirs(os.path.dirname(tool), exist_ok=True)
+            os.symlink(sys.executable, tool)
+            print(f"linked {tool} -> {sys.executable} (the build's CTest files name it)")
     library_path = f"{build / 'carry-lib'}:{os.environ.get('LD_LIBRARY_PATH', '')}"
     not_run = {}
     for test in tests["tests"]:

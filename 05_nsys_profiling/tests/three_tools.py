@@ -96,10 +96,15 @@ def main() -> int:
     args = parser.parse_args()
 
     nsys = shutil.which(args.nsys)
+    fetched = Path(__file__).resolve().parent.parent.parent / ".nsys" / "bin" / "nsys"
+    if nsys is None and args.nsys == "nsys" and fetched.exists():
+        nsys = str(fetched)  # scripts/fetch-nsys.sh unpacked one after the build was configured
     if nsys is None:
         skip(f"nsys is not installed (looked for '{args.nsys}'; scripts/fetch-nsys.sh unpacks it)")
     if gpu_count() == 0:
         skip("no usable CUDA GPU (the driver reports none)")
+    version = subprocess.run([nsys, "--version"], stdout=subprocess.PIPE, text=True).stdout.strip()
+    print(f"three_tools: {version}, on {args.program}", flush=True)
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
     report, times, database = work / "three_tools", work / "three_tools.csv", work / "three_tools.sqlite"
@@ -132,7 +137,6 @@ def main() -> int:
     # no CUDA table at all while the tracer in the same process recorded every launch.
     unknown = re.search(r"Unknown runtime API function index: \d+", done.stdout)
     if by_nsys is None or (unknown and len(by_nsys) < LAUNCHES):
-        version = subprocess.run([nsys, "--version"], stdout=subprocess.PIPE, text=True).stdout.strip()
         skip(f"{version} could not read the program's CUDA trace "
              f"({unknown.group(0) if unknown else 'its report holds no kernel table'}; the tracer "
              f"recorded {len(tracer)} launches): an nsys older than the program's CUDA runtime does this")
