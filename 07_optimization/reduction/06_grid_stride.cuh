@@ -13,9 +13,9 @@
 namespace reduction {
 
 // [excerpt:kernel]
-// [excerpt:thread-sum]
 /// This thread's share of in[0, n), read as float4 in a grid-stride loop; the last n % 4
 /// elements one at a time. \p in must be 16-byte aligned (cudaMalloc memory is 256-byte aligned).
+// [excerpt:thread-sum]
 __device__ inline float thread_sum(const float* in, int n) {
   const int first = blockIdx.x * blockDim.x + threadIdx.x;
   const int stride = blockDim.x * gridDim.x;
