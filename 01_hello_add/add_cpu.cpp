@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <vector>
 
+// [excerpt:add]
 void add(int n, const float* x, float* y) {
   for (int i = 0; i < n; ++i) y[i] = x[i] + y[i];
 }
+// [/excerpt:add]
 
 int main() {
   const int n = 1 << 20;
