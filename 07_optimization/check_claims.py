@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Checks the sentences of chapter 07's lessons that say *why* against the recorded run.
+
+A lesson's number is filled from the record (scripts/sync-results.py), but the sentence around
+it ("step 2 gains nothing", "step 2 is slower, and ncu counts its bank conflicts") is prose: a
+new record could make it false while every number in it updates. Each claim below names the
+sentence it backs and the recorded figures that must hold for it to stay true.
+
+    python3 07_optimization/check_claims.py     # CTest: 07_optimization.claims_match_record
+
+Exit status: 0 every claim holds; 1 one does not (fix the sentence, or the kernel); 77 (skipped)
+none fails but some figure is not recorded yet (the next GPU check records it; says which).
+"""
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"))
+import results  # noqa: E402
+
+SKIPPED = 77
+
+
+def figure(name, key):
+    """A recorded figure of benchmark \\p name (its last SUMMARY line), or None if not recorded."""
+    try:
+        value = results.summary(results.load(name)).get("figures", {}).get(key)
+    except LookupError:
+        return None
+    return value
+
+
+# (page and sentence, the figures it needs as name:key, the test on their values)
+CLAIMS = [
+    ("elementwise: step 2 removes the per-thread overhead and gains nothing (within a point)",
+     ["07_elementwise:step1_pct_of_copy", "07_elementwise:step2_pct_of_copy"], lambda s1, s2: s2 <= s1 + 1.0),
+    ("elementwise: step 1's SMs are nearly full of warps (achieved occupancy >= 80%)",
+     ["07_ncu:add1_occupancy_pct"], lambda occupancy: occupancy >= 80),
+    ("elementwise: step 1's warps are mostly idle (issue slots busy < 50%)",
+     ["07_ncu:add1_issue_pct"], lambda issue: issue < 50),
+    ("elementwise: step 3 (four times the bytes in flight) is faster than step 2, and keeps DRAM busier",
+     ["07_elementwise:step2_pct_of_copy", "07_elementwise:step3_pct_of_copy", "07_ncu:add2_dram_pct",
+      "07_ncu:add3_dram_pct"], lambda s2, s3, d2, d3: s3 > s2 and d3 > d2),
+    ("fusion: the fused scalar kernel is below elementwise step 2 (one load in flight, not two)",
+     ["07_fusion:step2_pct_of_copy", "07_elementwise:step2_pct_of_copy"], lambda f2, e2: f2 < e2),
+    ("fusion: unfused took more than the 9 times that bytes alone predict",
+     ["07_fusion:fused_speedup"], lambda speedup: speedup > 9),
+    ("reduction: step 2 is slower than step 1",
+     ["07_reduction:step1_pct_of_cub", "07_reduction:step2_pct_of_cub"], lambda s1, s2: s2 < s1),
+    ("reduction: ncu counts more wavefronts a shared load and more bank conflicts in step 2 than in step 1",
+     ["07_ncu:sum1_ld_wavefronts_per_request", "07_ncu:sum2_ld_wavefronts_per_request",
+      "07_ncu:sum1_bank_conflicts", "07_ncu:sum2_bank_conflicts"], lambda w1, w2, c1, c2: w2 > w1 and c2 > c1),
+    ("reduction: step 3 has no bank conflicts to speak of (under 1% of its shared requests)",
+     ["07_ncu:sum3_bank_conflicts", "07_ncu:sum3_shared_requests"], lambda c3, r3: c3 < 0.01 * r3),
+    ("reduction: step 3 is hardly faster than step 1 (within 5 points of CUB)",
+     ["07_reduction:step1_pct_of_cub", "07_reduction:step3_pct_of_cub"], lambda s1, s3: abs(s3 - s1) < 5),
+    ("reduction: step 5 stalls less at barriers than step 4",
+     ["07_ncu:sum4_barrier", "07_ncu:sum5_barrier"], lambda b4, b5: b5 < b4),
+    ("reduction: from step 6 the kernel is limited by memory (DRAM >= 80% busy)",
+     ["07_ncu:sum6_dram_pct", "07_ncu:sum7_dram_pct"], lambda d6, d7: d6 >= 80 and d7 >= 80),
+]
+
+
+def main():
+    failed, missing = [], []
+    for sentence, keys, holds in CLAIMS:
+        values = [figure(*key.split(":")) for key in keys]
+        absent = [key for key, value in zip(keys, values) if value is None]
+        if absent:
+            missing.append(f"{sentence}: not recorded yet: {', '.join(absent)}")
+        elif not holds(*values):
+            shown = ", ".join(f"{key} = {value}" for key, value in zip(keys, values))
+            failed.append(f"{sentence}: FALSE in the record ({shown})")
+        else:
+            print(f"ok: {sentence}")
+    for line in missing + failed:
+        print(line)
+    if failed:
+        print(f"check_claims: {len(failed)} sentence(s) the record contradicts: fix the sentence or the kernel")
+        return 1
+    if missing:
+        print(f"check_claims: skipped: {len(missing)} claim(s) need figures the next GPU check records "
+              "(bash 07_optimization/ncu_steps.sh, recorded as 07_ncu)")
+        return SKIPPED
+    print(f"check_claims: all {len(CLAIMS)} claims hold in the record")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
