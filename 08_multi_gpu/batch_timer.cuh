@@ -1,0 +1,92 @@
+/// \file batch_timer.cuh
+/// \brief Timing work that spans several GPUs, one run at a time, without the host in the way.
+///
+/// A small all-reduce takes a few microseconds on the GPUs, about what the host needs to
+/// enqueue it on every GPU. Timed back to back, the GPUs would wait for the host and the
+/// median would be the host's speed. So every GPU first runs a gate kernel that waits for a
+/// flag in host memory; the host enqueues the whole batch behind it, then opens the gate.
+/// Events on GPU 0's stream between runs time each one (a collective ends on GPU 0 only
+/// when every GPU has contributed). The wait is bounded, as every wait in this chapter.
+#pragma once
+
+#include <cuda/atomic>
+
+#include <vector>
+
+#include <tutorial/timer.cuh>
+
+#include "multi_gpu.cuh"
+
+namespace multi_gpu {
+
+__device__ inline unsigned long long globaltimer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/// Spins until *gate != 0, or for at most timeout_ns (then sets *timed_out).
+__global__ void gate_kernel(int* gate, int* timed_out, unsigned long long timeout_ns) {
+  cuda::atomic_ref<int, cuda::thread_scope_system> flag(*gate);
+  const unsigned long long begin = globaltimer_ns();
+  while (flag.load(cuda::memory_order_acquire) == 0)
+    if (globaltimer_ns() - begin > timeout_ns) {
+      *timed_out = 1;
+      return;
+    }
+}
+
+/// Times \p run (which enqueues one run on every GPU's stream) \p runs times behind a gate,
+/// after \p warmup untimed runs. Returns the per-run times in milliseconds.
+class BatchTimer {
+ public:
+  explicit BatchTimer(std::vector<cudaStream_t> streams) : streams_(std::move(streams)) {
+    CUDA_CHECK(cudaHostAlloc(&host_, 2 * sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable));
+  }
+  ~BatchTimer() { cudaFreeHost(host_); }
+  BatchTimer(const BatchTimer&) = delete;
+  BatchTimer& operator=(const BatchTimer&) = delete;
+
+  template <typename Run>
+  std::vector<double> time(Run&& run, int runs, int warmup = 2) {
+    const int gpus = int(streams_.size());
+    for (int i = 0; i < warmup; ++i) run();
+    synchronize_all(gpus);
+    host_[0] = 0;  // gate closed
+    host_[1] = 0;  // no timeout
+    for (int d = 0; d < gpus; ++d) {
+      CUDA_CHECK(cudaSetDevice(d));
+      gate_kernel<<<1, 1, 0, streams_[d]>>>(host_, host_ + 1, 10'000'000'000ull);
+      CUDA_CHECK_LAUNCH();
+    }
+    CUDA_CHECK(cudaSetDevice(0));
+    std::vector<cudaEvent_t> marks(runs + 1);
+    for (cudaEvent_t& mark : marks) CUDA_CHECK(cudaEventCreate(&mark));
+    CUDA_CHECK(cudaEventRecord(marks[0], streams_[0]));
+    for (int i = 0; i < runs; ++i) {
+      run();
+      CUDA_CHECK(cudaSetDevice(0));
+      CUDA_CHECK(cudaEventRecord(marks[i + 1], streams_[0]));
+    }
+    cuda::atomic_ref<int, cuda::thread_scope_system>(host_[0]).store(1, cuda::memory_order_release);
+    synchronize_all(gpus);
+    if (host_[1]) {
+      std::fprintf(stderr, "A gate waited 10 s for the host: enqueueing the batch blocked.\n");
+      std::exit(tutorial::kExitFailure);
+    }
+    std::vector<double> ms(runs);
+    for (int i = 0; i < runs; ++i) {
+      float t = 0;
+      CUDA_CHECK(cudaEventElapsedTime(&t, marks[i], marks[i + 1]));
+      ms[i] = t;
+    }
+    for (cudaEvent_t mark : marks) CUDA_CHECK(cudaEventDestroy(mark));
+    return ms;
+  }
+
+ private:
+  std::vector<cudaStream_t> streams_;
+  int* host_ = nullptr;
+};
+
+}  // namespace multi_gpu

@@ -1,0 +1,79 @@
+"""CPU tests of the alpha-beta model (python3 -m unittest discover -s 08_multi_gpu/model)."""
+import json
+import random
+import tempfile
+import unittest
+from pathlib import Path
+
+import alpha_beta as ab
+
+SIZES = [4 << 10 << (2 * i) for i in range(10)]  # 4 KiB .. 1 GiB, as 08_allreduce runs them
+
+
+class FitTest(unittest.TestCase):
+    def test_exact_data_gives_exact_parameters(self):
+        times = [10e-6 + s / 300e9 for s in SIZES]
+        f = ab.fit(SIZES, times)
+        self.assertAlmostEqual(f.alpha / 10e-6, 1, places=9)
+        self.assertAlmostEqual(f.beta / 300e9, 1, places=9)
+
+    def test_noisy_data_within_two_percent(self):
+        rng = random.Random(8)
+        times = [(20e-6 + s / 350e9) * (1 + rng.uniform(-0.01, 0.01)) for s in SIZES]
+        f = ab.fit(SIZES, times)
+        self.assertLess(abs(f.alpha / 20e-6 - 1), 0.02)
+        self.assertLess(abs(f.beta / 350e9 - 1), 0.02)
+
+    def test_bad_input_is_refused(self):
+        with self.assertRaises(ValueError):
+            ab.fit([1024], [1e-5])
+        with self.assertRaises(ValueError):
+            ab.fit([1024, 2048], [1e-5, -1.0])
+        with self.assertRaises(ValueError):
+            ab.fit([1024, 1024], [1e-5, 1e-5])
+        with self.assertRaises(ValueError):  # time falls with size: no bandwidth
+            ab.fit([1024, 1 << 30], [1e-3, 1e-5])
+
+
+class PredictionTest(unittest.TestCase):
+    f = ab.Fit(alpha=10e-6, beta=300e9)
+
+    def test_two_gpus_reproduce_the_fit(self):
+        for s in SIZES:
+            self.assertAlmostEqual(ab.one_host(2, s, self.f) / self.f.time(s), 1, places=12)
+
+    def test_ring_counts_steps_and_bytes(self):
+        # 8 GPUs: 14 steps of alpha / 2, 14 / 8 of the message over the bus bandwidth.
+        self.assertAlmostEqual(ab.one_host(8, 0, self.f), 14 * 5e-6)
+        self.assertAlmostEqual(ab.one_host(8, 1 << 30, self.f) - 14 * 5e-6, 1.75 * (1 << 30) / 300e9)
+
+    def test_more_gpus_take_longer_but_not_double(self):
+        for s in SIZES:
+            t2, t4, t8 = (ab.one_host(n, s, self.f) for n in (2, 4, 8))
+            self.assertLess(t2, t4)
+            self.assertLess(t4, t8)
+            self.assertLess(t8, 2 * t2 + 14 * self.f.alpha)
+
+    def test_two_hosts_pay_for_the_slower_network(self):
+        big = 1 << 30
+        self.assertGreater(ab.two_hosts(8, big, self.f), ab.one_host(8, big, self.f))
+        # With a network as fast and as quick as NVLink, the hierarchy costs little more than one host.
+        fast = ab.two_hosts(8, big, self.f, nic=self.f.beta * 8, net_step=self.f.alpha / 2)
+        self.assertLess(fast, 1.2 * ab.one_host(16, big, self.f))
+
+
+class RecordTest(unittest.TestCase):
+    def test_reads_the_figures_of_a_record(self):
+        record = {"summaries": [{"figures": {"nccl_us_4KiB": 10.0, "nccl_us_1GiB": 3300.0, "gpus": 2,
+                                             "mine_us_4KiB": 5.0}}]}
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "08_allreduce.json"
+            path.write_text(json.dumps(record))
+            points = ab.measured_points(path)
+            self.assertEqual([s for s, _ in points], [4096, 1 << 30])
+            for (_, got), want in zip(points, [10e-6, 3300e-6]):
+                self.assertAlmostEqual(got / want, 1, places=12)
+
+
+if __name__ == "__main__":
+    unittest.main()
