@@ -117,7 +117,7 @@ def draw():
     lanes = [f"NVTX {d + 1}" for d in range(nvtx_lanes)] + [lane for lane in LANES[1:]
                                                              if any(e[0] == lane for e in found)]
     width, end_ms = 900, max(e[3] for e in found)
-    height = TOP + len(lanes) * (LANE_H + GAP) + 60
+    height = TOP + len(lanes) * (LANE_H + GAP) + 58
     figure = Svg(width, height, "nsys timeline of 05_nsys_profiling")
     figure.text(LEFT, 20, "nsys's report of 05_nsys_profiling: GPU work and NVTX ranges on one time axis",
                 13, weight="bold")
@@ -132,7 +132,7 @@ def draw():
     for (lane, name, start, end), depth in zip(nvtx, depths):
         x, w = LEFT + start * scale, max((end - start) * scale, 1.0)
         figure.rect(x, y_of(f"NVTX {depth + 1}"), w, LANE_H, COLOURS["NVTX"], "#6b8bb5", 0.5)
-        if w > 6.5 * len(name):
+        if w > 5.5 * len(name):
             figure.text(x + 3, y_of(f"NVTX {depth + 1}") + LANE_H * 0.7, name, 10)
     for lane, name, start, end in found:
         if lane == "NVTX":
