@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the README's table of what the compiler made of each SGEMM kernel, from the build.
+"""Writes the SGEMM lesson's table of what the compiler made of each kernel, from the build.
 
     sass_table.py BINARY [--nvcc PATH] [--cuobjdump PATH] [--nvdisasm PATH] [--update | --check]
 
@@ -7,7 +7,7 @@ BINARY is the built 07_sgemm. For its sm_90 machine code, `cuobjdump --dump-reso
 gives each kernel's registers and local memory (spilled registers), and `cuobjdump -sass`
 its instructions: how many FFMA, LDS.128 and LDG.E.128 the kernel holds, and the size of its
 main loop (the longest backward branch: the loop over K). These counts belong to one nvcc
-release, so the README's table names the release it was made with:
+release, so the table (in sgemm/README.md, "the README" below) names the release it was made with:
 
     <!-- SASS-TABLE: nvcc 13.0, sm_90 -->  ...the table...  <!-- /SASS-TABLE -->
 
@@ -16,7 +16,8 @@ keys: registers, registers_checked).
 
 --update rewrites the README. --check (the default; CTest 07_optimization.sass_table) changes
 nothing and exits 1 when the README disagrees with the build, 77 (skipped) when the build
-cannot be compared: no cuobjdump, no sm_90 code in it, or another nvcc release. Without
+cannot be compared, saying why: no cuobjdump (CMake's X-NOTFOUND counts as none), a cuobjdump too
+old to read the build, no sm_90 code in it, or another nvcc release. Without
 nvdisasm (which `cuobjdump -sass` needs) it checks registers and local memory only, and says so.
 """
 import argparse
@@ -195,8 +196,13 @@ def main():
         print("sass_table: skipped: the README's table is from nvcc %s, this build from nvcc %s "
               "(other releases allocate registers differently)" % (table_release, release))
         return SKIPPED
-    listing = subprocess.run([cuobjdump, "--list-elf", args.binary], capture_output=True, text=True).stdout
-    if "." + ARCH + "." not in listing:
+    listing = subprocess.run([cuobjdump, "--list-elf", args.binary], capture_output=True, text=True)
+    if listing.returncode != 0:
+        said = (listing.stderr or listing.stdout).strip().splitlines()
+        print("sass_table: skipped: %s cannot read %s (an older cuobjdump than the nvcc %s that built it?): %s"
+              % (cuobjdump, args.binary, release, said[-1] if said else "exit %d" % listing.returncode))
+        return SKIPPED
+    if "." + ARCH + "." not in listing.stdout:
         print("sass_table: skipped: %s holds no %s code (build with CMAKE_CUDA_ARCHITECTURES including 90)"
               % (args.binary, ARCH))
         return SKIPPED
