@@ -30,13 +30,13 @@
 
 namespace sgemm {
 
+// [excerpt:configs]
 struct Tiles8a : WarptileConfig {};
 
 struct Tiles8b : WarptileConfig {
   static constexpr int TM = 4;  // WMITER = 2: rows m0..m0+3 and m0+32..m0+35
 };
 
-// [excerpt:configs]
 struct Tiles8c : WarptileConfig {
   static constexpr int WM = 64, WN = 32, WNITER = 2;  // 2 x 4 warps = 256 threads
   static constexpr int TM = 4, TN = 4;                // 2 x 2 runs of 4 x 4 = 8 x 8 a thread
