@@ -58,7 +58,6 @@ __global__ void __launch_bounds__(Tiles::kThreads, 1)
   }
   __syncthreads();
 
-  // [excerpt:roles]
   PipelineState<T::kStages> state;  // carries over from tile to tile
   int tile_m, tile_n;
   if (warpgroup == 0) {
@@ -77,6 +76,7 @@ __global__ void __launch_bounds__(Tiles::kThreads, 1)
     return;
   }
 
+  // [excerpt:consumer]
   consumer_registers();
   const int consumer = warpgroup - 1;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -102,7 +102,7 @@ __global__ void __launch_bounds__(Tiles::kThreads, 1)
     else
       store_accumulators(C, M, N, row0, col0, d);
   }
-  // [/excerpt:roles]
+  // [/excerpt:consumer]
   if (threadIdx.x % 128 == 0) tma_store_wait_all();  // the buffers must outlive the stores
 }
 
