@@ -21,12 +21,14 @@ def _add_kernel(a_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offsets, a + b, mask=mask)
 
 
+# [excerpt:square-kernel]
 @triton.jit
 def _square_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     x = tl.load(x_ptr + offsets, mask=mask)
     tl.store(y_ptr + offsets, x * x, mask=mask)
+# [/excerpt:square-kernel]
 
 
 @triton.jit

@@ -1,4 +1,4 @@
-"""Part 1, step 3: Nsight Compute on a Python process. ncu profiles one call of your CUDA kernel and one
+"""Part 1, step 4: Nsight Compute on a Python process. ncu profiles one call of your CUDA kernel and one
 of the Triton kernel that torch.compile writes for a * a, and a few metrics say why one is faster.
 
     python3 06_torch_extension/part1/ncu_squares.py [--log2n 28]

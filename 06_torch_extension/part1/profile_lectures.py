@@ -1,4 +1,4 @@
-"""Part 1, step 4: the lectures' profiling examples: CS336 lecture 6's profile() helper, with Python
+"""Part 1, going deeper: the lectures' profiling examples: CS336 lecture 6's profile() helper, with Python
 stacks and a flame graph of a training step, and its matmul observation; GPU MODE lecture 1's mean
 three ways (its squares are profile_squares.py).
 

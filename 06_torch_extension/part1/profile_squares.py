@@ -1,4 +1,4 @@
-"""Part 1, step 2: one square, six ways, timed and profiled in one run: PyTorch's torch.square, a * a and
+"""Part 1, step 3: one square, six ways, timed and profiled in one run: PyTorch's torch.square, a * a and
 a ** 2 (GPU MODE lecture 1), your CUDA kernel (square_inline.py), a Triton kernel and torch.compile.
 
     python3 06_torch_extension/part1/profile_squares.py [--log2n 28]

@@ -3,7 +3,7 @@
 #
 #   bash 06_torch_extension/part1/run.sh [DIR]
 #
-# Needs PyTorch with CUDA, nvcc, Triton and, for step 3, ncu; no CMake build. The flame graph goes
+# Needs PyTorch with CUDA, nvcc, Triton and, for step 4, ncu; no CMake build. The flame graph goes
 # to DIR (default: build/06_torch_extension/part1 in the repository, which git ignores). Stops at
 # the first step that does not pass, with its exit status: 77 means skipped (no GPU, Triton or ncu).
 set -eu

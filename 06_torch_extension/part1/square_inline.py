@@ -39,7 +39,8 @@ def build(verbose: bool = False):
     return load_inline(name="part1_square", cpp_sources="torch::Tensor square(torch::Tensor x);",
                        cuda_sources=CUDA_SOURCE, functions=["square"], verbose=verbose,
                        extra_cuda_cflags=["-O3", "-lineinfo"],  # capital O: nvcc refuses -o2
-                       extra_ldflags=["-l:libstdc++.so.6"])  # one C++ runtime: docs/pitfalls.md
+                       # PyTorch's shared C++ runtime, not the static copy a GCC with a broken libstdc++.so link takes (docs/pitfalls.md)
+                       extra_ldflags=["-l:libstdc++.so.6"])
 
 
 if __name__ == "__main__":
