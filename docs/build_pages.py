@@ -24,7 +24,7 @@ from pathlib import Path
 # The reading order: setup, the chapters, then the guides. Chapters come from the
 # top-level CMakeLists.txt (the course's own list) plus any NN_name/ folder present.
 PAGES_BEFORE_CHAPTERS = ["environment"]
-PAGES_AFTER_CHAPTERS = ["profiling", "errata", "pitfalls", "where-next", "glossary"]
+PAGES_AFTER_CHAPTERS = ["profiling", "errata", "pitfalls", "not-covered", "where-next", "glossary"]
 SOURCE_PATTERNS = ("*.cu", "*.cuh", "*.hpp", "*.h", "*.cpp")
 IMAGE_SUFFIXES = {".svg", ".png", ".jpg", ".jpeg", ".gif"}
 
