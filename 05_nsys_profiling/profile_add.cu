@@ -48,6 +48,7 @@ __global__ void add(int n, const float* x, float* y) {
 // and, when --trace is on, the same span in our own tracer.
 class Phase {
  public:
+  // [excerpt:phase]
   Phase(const char* name, trace::CuptiTracer& tracer) : name_(name), tracer_(tracer) {
     nvtxRangePushA(name);
     if (tracer_.running()) start_ns_ = trace::CuptiTracer::now_ns();
@@ -56,6 +57,7 @@ class Phase {
     nvtxRangePop();
     if (tracer_.running()) tracer_.add_phase(name_, start_ns_, trace::CuptiTracer::now_ns());
   }
+  // [/excerpt:phase]
   Phase(const Phase&) = delete;
   Phase& operator=(const Phase&) = delete;
 
@@ -353,6 +355,8 @@ int main(int argc, char** argv) {
         traced = tutorial::format_time(cupti_ms) + tutorial::format(" (%zu)", row.count);
       }
     if (&config == &configs.back() && traced != "-") verifier.figure("many_blocks_cupti_us", sig3(cupti_ms * 1e3));
+    if (&config == &configs[1] && traced != "-")  // <<<1, 256>>>: a kernel of most of a millisecond
+      verifier.figure("one_block_events_over_cupti_pct", sig3(100 * (config.clocks.events / cupti_ms - 1)));
     table.add_row({"add" + launch, std::to_string(config.plan.runs),
                    tutorial::format_time(config.clocks.cpu_launch_only),
                    tutorial::format_time(config.clocks.cpu_with_sync),

@@ -161,16 +161,16 @@ def main():
     return 0
 
 
-# Scripts that draw a figure from the record when run without arguments. Their own ctests
-# (label "record") check that each figure names the run it was drawn from.
-FIGURES = ["07_optimization/plot_results.py"]
+# Scripts (with their arguments) that draw a figure from the record. Their own ctests (label
+# "record") check that each figure is what its script draws from the record now.
+FIGURES = [["07_optimization/plot_results.py"], ["05_nsys_profiling/nsys_timeline.py", "draw"]]
 
 
 def redraw_figures():
     import subprocess
 
-    for script in FIGURES:
-        subprocess.run([sys.executable, str(ROOT / script)], check=True)
+    for script, *arguments in FIGURES:
+        subprocess.run([sys.executable, str(ROOT / script), *arguments], check=True)
 
 
 if __name__ == "__main__":
