@@ -134,3 +134,21 @@ TEST_CASE("a usage error is one line that points to --help") {
   CHECK(line == "prog: --n must be at least 1 (got 0) (see prog --help)\n");
   CHECK(line.find('\n') == line.size() - 1);
 }
+
+TEST_CASE("messages name the program as it was invoked, without its folder") {
+  // Chapter 02's README builds ./unified_memory; its CMake target is 02_unified_memory.
+  tutorial::Cli cli("02_unified_memory", "A test program.");
+  cli.add_int("n", "elements", 100, 1, 1 << 20);
+  const char* argv[] = {"/home/me/course/02_unified_memory/unified_memory", "--n", "0"};
+  const auto r = cli.parse(3, argv);
+  CHECK(cli.error_line(r.message) == "unified_memory: --n must be at least 1 (got 0) (see unified_memory --help)\n");
+  CHECK(cli.help().rfind("Usage: unified_memory [options]\n", 0) == 0);
+  tutorial::Cli bare("02_unified_memory", "A test program.");
+  const char* no_folder[] = {"unified_memory"};
+  bare.parse(1, no_folder);
+  CHECK(bare.help().rfind("Usage: unified_memory ", 0) == 0);
+  tutorial::Cli unnamed("02_unified_memory", "A test program.");
+  const char* empty[] = {""};
+  unnamed.parse(1, empty);  // no name to read: the declared one stays
+  CHECK(unnamed.help().rfind("Usage: 02_unified_memory ", 0) == 0);
+}

@@ -67,6 +67,7 @@ struct ParseResult {
 /// \endcode
 class Cli {
  public:
+  /// \p program names the program in messages until parse() reads the name it was invoked by.
   Cli(std::string program, std::string description)
       : program_(std::move(program)), description_(std::move(description)) {}
 
@@ -99,8 +100,15 @@ class Cli {
     declare(name, o);
   }
 
-  /// Parses \p argv; never exits, so it can be tested.
+  /// Parses \p argv; never exits, so it can be tested. Messages and the help name the program
+  /// as it was invoked (argv[0] without its folder): a program built by hand as
+  /// `./unified_memory` says `unified_memory`, not the name its CMake target has.
   ParseResult parse(int argc, const char* const* argv) {
+    if (argc > 0 && argv[0] != nullptr && argv[0][0] != '\0') {
+      const std::string invoked = argv[0];
+      const std::string name = invoked.substr(invoked.find_last_of('/') + 1);
+      if (!name.empty()) program_ = name;
+    }
     for (int i = 1; i < argc; ++i) {
       std::string arg = argv[i];
       if (arg == "--help" || arg == "-h") return {ParseResult::Status::kHelp, ""};
