@@ -11,8 +11,7 @@
 
 namespace ch04 {
 
-/// What one build of the program holds: the `cuobjdump --list-elf` and
-/// `--list-ptx` of the binary, which the chapter's tests check.
+/// What one build of the program holds, as `cuobjdump --list-elf --list-ptx` lists it.
 struct Embedded {
   std::vector<int> machine_code;  ///< sm_XY cubins
   std::vector<int> ptx;           ///< compute_XY PTX
@@ -34,6 +33,15 @@ inline bool machine_code_runs_on(int sm, int compute_capability) {
 /// PTX for compute_XY can be JIT-compiled for any GPU of compute capability X.Y
 /// or newer (by a driver at least as new as the toolkit that wrote it).
 inline bool ptx_runs_on(int compute, int compute_capability) { return compute <= compute_capability; }
+
+/// What cudaFuncGetAttributes() alone tells about where the code that runs came from.
+/// A JIT always compiles for the GPU's own architecture, so machine code for another one
+/// came in the binary; code for this very GPU may be either (the attributes read the same).
+enum class Origin { kBinary, kJit, kBinaryOrJit };
+inline Origin origin(int binary_version, int compute_capability, bool force_ptx_jit) {
+  if (force_ptx_jit) return Origin::kJit;
+  return binary_version == compute_capability ? Origin::kBinaryOrJit : Origin::kBinary;
+}
 
 /// The driver's rule: machine code that runs on this GPU if there is any (the
 /// newest such), else the newest PTX it can JIT-compile, else nothing. With
@@ -68,16 +76,25 @@ inline bool attributes_agree(const Choice& choice, int compute_capability, int b
   }
 }
 
-/// The architectures in a comma-separated list such as "80,90" (empty: none).
-inline std::vector<int> parse_architectures(const std::string& text) {
-  std::vector<int> archs;
+/// Reads a list such as "sm_80,sm_90,compute_90" (the names cuobjdump gives, PTX
+/// written compute_XY) into \p embedded. False, with \p error set, for anything else.
+inline bool parse_embedded(const std::string& text, Embedded& embedded, std::string& error) {
+  embedded = {};
   size_t start = 0;
-  while (start < text.size()) {
+  while (start <= text.size()) {
     const size_t comma = std::min(text.find(',', start), text.size());
-    archs.push_back(std::stoi(text.substr(start, comma - start)));
+    const std::string item = text.substr(start, comma - start);
+    const bool cubin = item.rfind("sm_", 0) == 0, ptx = item.rfind("compute_", 0) == 0;
+    const std::string digits = item.substr(cubin ? 3 : ptx ? 8 : 0);
+    if (!(cubin || ptx) || digits.empty() || digits.size() > 3 ||
+        digits.find_first_not_of("0123456789") != std::string::npos) {
+      error = "'" + item + "' is not sm_XY (machine code) or compute_XY (PTX), e.g. sm_90,compute_90";
+      return false;
+    }
+    (cubin ? embedded.machine_code : embedded.ptx).push_back(std::stoi(digits));
     start = comma + 1;
   }
-  return archs;
+  return true;
 }
 
 /// "sm_80, sm_90" (or "none") for a list of architectures.

@@ -4,12 +4,12 @@
 // only in the GPU code nvcc embeds in them: machine code (a cubin) for one
 // architecture, PTX only, a fatbinary with both, nvcc's default, and two
 // hand-written -gencode lines. Each program
-//   1. says what it embeds (CMake passes the list in; the chapter's cuobjdump
-//      tests check that the binary holds exactly that),
-//   2. times how long the driver takes to load its kernels: PTX must be
+//   1. times how long the driver takes to load its kernels: PTX must be
 //      compiled for the GPU first (just-in-time, JIT),
-//   3. asks the driver what it loaded (cudaFuncGetAttributes) and says in words
-//      whether the GPU runs machine code or JIT-compiled PTX,
+//   2. asks the driver what it loaded (cudaFuncGetAttributes) and says what
+//      that tells: which machine code runs, and the PTX it was compiled from,
+//   3. given what the binary embeds (--embeds, as cuobjdump lists it), says
+//      which code the driver's rule picks and checks that the driver did,
 //   4. runs the kernels and checks the results exactly.
 #include <chrono>
 #include <cmath>
@@ -29,14 +29,14 @@
 
 namespace {
 
-// What this build embeds, as CMakeLists.txt configured it (see ch04_add_build there).
+// Which of the six builds this is, as CMakeLists.txt names it (see ch04_add_build
+// there); a build by hand, as in the README, needs no -D flag.
+#ifndef CH04_BUILD
+#define CH04_BUILD "gencode_fatbin"
+#define CH04_RECIPE "built by hand"
+#endif
 const char* const kBuild = CH04_BUILD;    // e.g. "ptx_only"
 const char* const kRecipe = CH04_RECIPE;  // e.g. "CUDA_ARCHITECTURES 90-virtual"
-const ch04::Embedded kEmbedded = {ch04::parse_architectures(CH04_MACHINE_CODE),  // e.g. "80,90"
-                                   ch04::parse_architectures(CH04_PTX)};
-// False when CMAKE_CUDA_ARCHITECTURES is all, all-major or native: CMake lets
-// nvcc pick the list, so only cuobjdump can tell what is in the binary.
-constexpr bool kEmbeddedKnown = CH04_EMBEDDED_KNOWN;
 
 std::string environment(const char* name) {
   const char* value = std::getenv(name);
@@ -60,7 +60,7 @@ double wall_ms(Work&& work) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::string describe(const ch04::Choice& choice, int cc, bool force_ptx_jit) {
+std::string describe(const ch04::Choice& choice, const ch04::Embedded& embedded, int cc, bool force_ptx_jit) {
   const std::string gpu = std::to_string(cc / 10) + "." + std::to_string(cc % 10);
   const std::string arch = std::to_string(choice.arch);
   switch (choice.kind) {
@@ -73,10 +73,10 @@ std::string describe(const ch04::Choice& choice, int cc, bool force_ptx_jit) {
       std::string why;
       if (force_ptx_jit)
         why = "CUDA_FORCE_PTX_JIT=1 made the driver ignore the machine code";
-      else if (kEmbedded.machine_code.empty())
+      else if (embedded.machine_code.empty())
         why = "this build has no machine code";
       else
-        why = "its machine code (" + ch04::list_architectures(kEmbedded.machine_code, "sm_") +
+        why = "its machine code (" + ch04::list_architectures(embedded.machine_code, "sm_") +
               ") does not run on a " + gpu + " GPU";
       return "PTX compute_" + arch + ", JIT-compiled by the driver for sm_" + std::to_string(cc) + " (" + why + ")";
     }
@@ -85,35 +85,50 @@ std::string describe(const ch04::Choice& choice, int cc, bool force_ptx_jit) {
   }
 }
 
+// What the attributes alone say about where the machine code that runs came from.
+std::string origin_in_words(int binary_version, int cc, bool force_ptx_jit) {
+  switch (ch04::origin(binary_version, cc, force_ptx_jit)) {
+    case ch04::Origin::kJit:
+      return "JIT-compiled at load: CUDA_FORCE_PTX_JIT=1 makes the driver ignore machine code";
+    case ch04::Origin::kBinary:
+      return "a cubin from the binary: a JIT would compile for this GPU's own sm_" + std::to_string(cc);
+    default:
+      return "a cubin from the binary or a JIT at load: the attributes read the same for both";
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string program = std::string("04_") + kBuild;
   tutorial::Cli cli(program, "Chapter 04: saxpy and 32 polynomial kernels; reports which GPU code the driver "
-                             "runs (machine code or JIT-compiled PTX) and how long loading it took.");
+                             "runs (cudaFuncGetAttributes) and how long loading it took.");
   cli.add_int("n", "number of elements", 1 << 20, 1, 1 << 28);
+  cli.add_string("embeds", "what this binary embeds, as cuobjdump --list-elf --list-ptx lists it "
+                           "(e.g. sm_80,sm_90,compute_90): the program checks the driver's choice", "");
   cli.parse_or_exit(argc, argv);
   const int n = static_cast<int>(cli.get_int("n"));
+  const std::string embeds = cli.get_string("embeds");
+  ch04::Embedded embedded;
+  std::string bad_list;
+  if (!embeds.empty() && !ch04::parse_embedded(embeds, embedded, bad_list)) {
+    std::fputs(cli.error_line("--embeds: " + bad_list).c_str(), stderr);
+    return tutorial::kExitUsage;
+  }
 
   std::printf("%s: one program, six builds (chapter 04). This one: %s\n", program.c_str(), kRecipe);
-  if (kEmbeddedKnown) {
-    std::printf("  embeds machine code: %s\n", ch04::list_architectures(kEmbedded.machine_code, "sm_").c_str());
-    std::printf("  embeds PTX:          %s\n", ch04::list_architectures(kEmbedded.ptx, "compute_").c_str());
-  } else {
-    std::printf("  embeds: whatever nvcc chose for that list (ask cuobjdump --list-elf --list-ptx)\n");
-  }
+  if (!embeds.empty())
+    std::printf("  embeds (--embeds): machine code %s; PTX %s\n",
+                ch04::list_architectures(embedded.machine_code, "sm_").c_str(),
+                ch04::list_architectures(embedded.ptx, "compute_").c_str());
   const std::string loading = environment("CUDA_MODULE_LOADING");
   if (loading.empty())
     std::printf("  CUDA_MODULE_LOADING: not set (%s)\n", kModuleLoadingDefault);
   else
     std::printf("  CUDA_MODULE_LOADING: %s\n", loading.c_str());
   const bool force_ptx_jit = environment("CUDA_FORCE_PTX_JIT") == "1";
-  if (force_ptx_jit) {
+  if (force_ptx_jit)
     std::printf("  CUDA_FORCE_PTX_JIT=1: the driver ignores all machine code and JIT-compiles PTX.\n");
-    if (kEmbeddedKnown && kEmbedded.ptx.empty())
-      std::printf("  This build embeds no PTX, so no kernel in it can load on any GPU: the GPU check\n"
-                  "  below must report that the binary has no code for the GPU (exit code 77).\n");
-  }
 
   // 1. Startup: the CUDA context, and the module of this file (it holds the
   //    small probe kernel require_gpu() asks for; in a PTX-only build the driver
@@ -126,26 +141,32 @@ int main(int argc, char** argv) {
   // 2. The kernels' module. Lazy loading: the driver loads a module when one of
   //    its kernels is first used, and asking for a kernel's attributes is a use.
   //    For PTX, this is when the JIT compilation happens.
+  // [excerpt:load]
   const std::vector<ch04::Kernel> kernels = ch04::all_kernels();
   std::vector<cudaFuncAttributes> attributes(kernels.size());
   const double load_ms = wall_ms([&] {
     for (size_t k = 0; k < kernels.size(); ++k)
       CUDA_CHECK(cudaFuncGetAttributes(&attributes[k], kernels[k].function));
   });
+  // [/excerpt:load]
   std::printf("Startup (CUDA context and main module): %.2f ms\n", startup_ms);
   std::printf("Kernel module load (kernels.cu, %zu kernels): %.2f ms\n", kernels.size(), load_ms);
 
   // 3. What the driver loaded. binaryVersion: the machine code that runs;
-  //    ptxVersion: the virtual architecture that code came from.
+  //    ptxVersion: the virtual architecture that code was compiled from.
+  // [excerpt:attributes]
   const int cc = gpu.cc_major * 10 + gpu.cc_minor;
   const cudaFuncAttributes& saxpy = attributes[0];
   std::printf("cudaFuncGetAttributes(saxpy): binaryVersion %d, ptxVersion %d\n", saxpy.binaryVersion,
               saxpy.ptxVersion);
+  std::printf("The GPU runs sm_%d machine code, compiled from compute_%d PTX\n  (%s)\n", saxpy.binaryVersion,
+              saxpy.ptxVersion, origin_in_words(saxpy.binaryVersion, cc, force_ptx_jit).c_str());
+  // [/excerpt:attributes]
   tutorial::Verifier verifier;
-  if (kEmbeddedKnown) {
-    const ch04::Choice choice = ch04::choose(kEmbedded, cc, force_ptx_jit);
-    std::printf("The driver runs: %s\n", describe(choice, cc, force_ptx_jit).c_str());
-    verifier.expect("binaryVersion and ptxVersion agree with that",
+  if (!embeds.empty()) {
+    const ch04::Choice choice = ch04::choose(embedded, cc, force_ptx_jit);
+    std::printf("The driver runs: %s\n", describe(choice, embedded, cc, force_ptx_jit).c_str());
+    verifier.expect("binaryVersion and ptxVersion agree with the driver's rule for --embeds " + embeds,
                     ch04::attributes_agree(choice, cc, saxpy.binaryVersion, saxpy.ptxVersion));
   }
 

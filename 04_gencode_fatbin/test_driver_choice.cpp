@@ -70,10 +70,29 @@ TEST_CASE("cudaFuncGetAttributes must agree with the choice") {
   CHECK_FALSE(ch04::attributes_agree(Choice{}, 90, 90, 90));
 }
 
-TEST_CASE("architecture lists read as the tools write them") {
-  CHECK(ch04::parse_architectures("80,90") == std::vector<int>{80, 90});
-  CHECK(ch04::parse_architectures("75") == std::vector<int>{75});
-  CHECK(ch04::parse_architectures("").empty());
+TEST_CASE("the attributes alone tell a cubin from a JIT only for another architecture") {
+  CHECK(ch04::origin(80, 86, false) == ch04::Origin::kBinary);  // a JIT would give 86
+  CHECK(ch04::origin(90, 90, false) == ch04::Origin::kBinaryOrJit);
+  CHECK(ch04::origin(90, 90, true) == ch04::Origin::kJit);
+}
+
+TEST_CASE("--embeds reads the names cuobjdump gives") {
+  Embedded e;
+  std::string error;
+  REQUIRE(ch04::parse_embedded("sm_80,sm_90,compute_90", e, error));
+  CHECK(e.machine_code == std::vector<int>{80, 90});
+  CHECK(e.ptx == std::vector<int>{90});
+  REQUIRE(ch04::parse_embedded("compute_75", e, error));
+  CHECK(e.machine_code.empty());
+  CHECK(e.ptx == std::vector<int>{75});
+  for (const char* bad : {"", "90", "sm_", "sm_90,", "sm_9x", "ptx_90", "sm_90 compute_90", "sm_12345"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(ch04::parse_embedded(bad, e, error));
+    CHECK(error.find("is not sm_XY") != std::string::npos);
+  }
+}
+
+TEST_CASE("architecture lists are written as the tools write them") {
   CHECK(ch04::list_architectures({80, 90}, "sm_") == "sm_80, sm_90");
   CHECK(ch04::list_architectures({}, "compute_") == "none");
 }
