@@ -3,8 +3,9 @@
 ///
 /// One process drives every GPU, so each GPU's kernel can read every other GPU's buffers
 /// directly (peer access, chapter 08 part 1). Two algorithms:
-///  - one-shot: each GPU reads all n inputs and sums them. Fewest steps, the least latency;
-///    but each GPU reads (n - 1) whole buffers over NVLink, so it is for small messages;
+///  - one-shot: each GPU sends its whole input to every other GPU and sums what it receives.
+///    One step, the least latency; but each GPU sends (n - 1) whole buffers over NVLink, so it
+///    is for small messages;
 ///  - two-stage: reduce-scatter (GPU g sums only its 1/n slice) then all-gather (GPU g copies
 ///    the other slices from the GPUs that own them): 2 (n - 1) / n of a buffer crosses
 ///    NVLink per GPU, the same as NCCL's ring, so it is for large messages.
@@ -26,10 +27,12 @@ namespace allreduce {
 constexpr int kMaxGpus = 8;
 constexpr int kMaxBlocks = 256;
 constexpr int kThreads = 512;
+/// The largest message one-shot takes: each GPU keeps 2 x (GPUs) slots of this size.
+constexpr size_t kOneShotMaxFloats = (4 << 20) / sizeof(float);
 
 enum Step { kStart = 0, kMiddle = 1, kEnd = 2 };
 inline const char* step_name(int step) {
-  return step == kStart ? "start barrier (waiting for the inputs to be ready)"
+  return step == kStart ? "start barrier (waiting for the peers' inputs)"
          : step == kMiddle ? "middle barrier (waiting for the reduce-scatter)"
                            : "end barrier (waiting for the peers to finish reading)";
 }
@@ -51,6 +54,7 @@ struct Peers {
   const float* in[kMaxGpus];
   float* out[kMaxGpus];
   Flags* flags[kMaxGpus];
+  float* staging[kMaxGpus];  // one-shot's slots: [2][GPUs][kOneShotMaxFloats] on each GPU
 };
 
 // [excerpt:barrier]
@@ -89,30 +93,41 @@ __device__ bool barrier(const Peers& peers, int rank, int step, unsigned epoch, 
 // [/excerpt:barrier]
 
 // [excerpt:one-shot]
-/// One-shot: after the start barrier, every GPU sums all inputs into its own output, in the
-/// same order (GPU 0 first) everywhere, so all GPUs hold the same bits.
+/// One-shot: every GPU writes its input straight into a slot of every GPU's staging buffer
+/// (stores across NVLink do not wait for an answer), then one barrier, whose release makes
+/// those stores visible before the flag; then each GPU sums the n slots in its own memory, in
+/// the same order (GPU 0 first) everywhere, so all GPUs hold the same bits. Two sets of slots,
+/// used by odd and even calls: a GPU can be one call ahead of a peer, never two (it waits for
+/// every peer's flag in each call), so it never overwrites a slot that a peer still reads.
 template <int kGpus>
 __global__ void __launch_bounds__(kThreads) one_shot(Peers peers, int rank, size_t n, unsigned epoch,
                                                      Timeout* timeout, unsigned long long timeout_ns) {
-  if (!barrier<kGpus>(peers, rank, kStart, epoch, timeout, timeout_ns)) return;
+  auto slot = [&](int gpu, int from) { return peers.staging[gpu] + ((epoch & 1) * kGpus + from) * kOneShotMaxFloats; };
   const size_t n4 = n / 4;
-  for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n4; i += size_t(gridDim.x) * blockDim.x) {
-    float4 v[kGpus];
+  const size_t first = size_t(blockIdx.x) * blockDim.x + threadIdx.x, stride = size_t(gridDim.x) * blockDim.x;
+  for (size_t i = first; i < n4; i += stride) {
+    const float4 v = reinterpret_cast<const float4*>(peers.in[rank])[i];
 #pragma unroll
-    for (int p = 0; p < kGpus; ++p) v[p] = reinterpret_cast<const float4*>(peers.in[p])[i];
-    float4 sum = v[0];
+    for (int p = 0; p < kGpus; ++p) reinterpret_cast<float4*>(slot(p, rank))[i] = v;
+  }
+  if (blockIdx.x == 0 && threadIdx.x < n - n4 * 4)  // the last n % 4 floats
+    for (int p = 0; p < kGpus; ++p) slot(p, rank)[n4 * 4 + threadIdx.x] = peers.in[rank][n4 * 4 + threadIdx.x];
+  if (!barrier<kGpus>(peers, rank, kStart, epoch, timeout, timeout_ns)) return;
+  for (size_t i = first; i < n4; i += stride) {
+    float4 sum = reinterpret_cast<const float4*>(slot(rank, 0))[i];
 #pragma unroll
-    for (int p = 1; p < kGpus; ++p) sum = {sum.x + v[p].x, sum.y + v[p].y, sum.z + v[p].z, sum.w + v[p].w};
+    for (int p = 1; p < kGpus; ++p) {
+      const float4 v = reinterpret_cast<const float4*>(slot(rank, p))[i];
+      sum = {sum.x + v.x, sum.y + v.y, sum.z + v.z, sum.w + v.w};
+    }
     reinterpret_cast<float4*>(peers.out[rank])[i] = sum;
   }
-  if (blockIdx.x == 0 && threadIdx.x < n - n4 * 4) {  // the last n % 4 floats
+  if (blockIdx.x == 0 && threadIdx.x < n - n4 * 4) {
     const size_t i = n4 * 4 + threadIdx.x;
-    float sum = peers.in[0][i];
-    for (int p = 1; p < kGpus; ++p) sum += peers.in[p][i];
+    float sum = slot(rank, 0)[i];
+    for (int p = 1; p < kGpus; ++p) sum += slot(rank, p)[i];
     peers.out[rank][i] = sum;
   }
-  // Nobody may overwrite its input (the next call) while a peer still reads it.
-  barrier<kGpus>(peers, rank, kEnd, epoch, timeout, timeout_ns);
 }
 // [/excerpt:one-shot]
 
@@ -164,10 +179,11 @@ __global__ void __launch_bounds__(kThreads) two_stage(Peers peers, int rank, siz
 enum class Algorithm { kOneShot, kTwoStage };
 
 // [excerpt:pick]
-/// The size at which two-stage starts to win on two H100s joined by NVLink (measured by
-/// 08_allreduce's table; see the README): below it, latency rules, and one-shot has the fewest steps.
-constexpr size_t kTwoStageFromBytes = 512 << 10;
-inline Algorithm pick(size_t bytes) { return bytes < kTwoStageFromBytes ? Algorithm::kOneShot : Algorithm::kTwoStage; }
+/// One-shot up to kOneShotMaxFloats, where it beats two-stage on two H100s joined by NVLink
+/// (08_allreduce's table): small messages are all latency, and one-shot has one step.
+inline Algorithm pick(size_t bytes) {
+  return bytes <= kOneShotMaxFloats * sizeof(float) ? Algorithm::kOneShot : Algorithm::kTwoStage;
+}
 // [/excerpt:pick]
 
 /// The host side: flags on every GPU, an epoch counter, and a launch on every GPU's stream.
@@ -184,6 +200,7 @@ class PeerAllReduce {
       CUDA_CHECK(cudaSetDevice(d));
       CUDA_CHECK(cudaMalloc(&flags_[d], sizeof(Flags)));
       CUDA_CHECK(cudaMemset(flags_[d], 0, sizeof(Flags)));  // epoch 0: nobody has arrived
+      CUDA_CHECK(cudaMalloc(&staging_[d], 2 * gpus * kOneShotMaxFloats * sizeof(float)));
       int sms = 0;
       CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d));
       max_blocks_ = std::min(max_blocks_ == 0 ? sms : std::min(max_blocks_, sms), kMaxBlocks);
@@ -194,7 +211,10 @@ class PeerAllReduce {
   }
   ~PeerAllReduce() {
     for (int d = 0; d < gpus_; ++d)
-      if (cudaSetDevice(d) == cudaSuccess) cudaFree(flags_[d]);
+      if (cudaSetDevice(d) == cudaSuccess) {
+        cudaFree(flags_[d]);
+        cudaFree(staging_[d]);
+      }
     cudaFreeHost(timeout_);
   }
   PeerAllReduce(const PeerAllReduce&) = delete;
@@ -209,6 +229,11 @@ class PeerAllReduce {
       peers.in[d] = in[d];
       peers.out[d] = out[d];
       peers.flags[d] = flags_[d];
+      peers.staging[d] = staging_[d];
+    }
+    if (algorithm == Algorithm::kOneShot && n > kOneShotMaxFloats) {
+      std::fprintf(stderr, "one-shot takes at most %zu floats, not %zu\n", kOneShotMaxFloats, n);
+      std::exit(tutorial::kExitUsage);
     }
     const size_t n4 = n / 4;
     const size_t work = algorithm == Algorithm::kOneShot ? n4 : (n4 + gpus_ - 1) / gpus_;
@@ -252,6 +277,7 @@ class PeerAllReduce {
   int gpus_;
   unsigned long long timeout_ns_;
   Flags* flags_[kMaxGpus] = {};
+  float* staging_[kMaxGpus] = {};
   int max_blocks_ = 0;
   unsigned epoch_ = 0;
   Timeout* timeout_ = nullptr;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Development run of chapter 08 on a GPU machine with two or more GPUs (not part of the GPU
 # check, which runs the registered tests): build, verify, benchmark, sanitize, then a summary.
-#   OUT=/tmp/out bash 08_multi_gpu/dev_run.sh
+#   OUT=/tmp/out bash 08_multi_gpu/dev_run.sh [all|tune]   (tune: peers and all-reduce benchmarks only)
 set -u
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/08_dev}
@@ -28,22 +28,23 @@ echo "ctest: $((SECONDS - start)) s"
 
 start=$SECONDS
 {
-  timeout 60 $bin/08_peers
-  timeout 120 $bin/08_allreduce
-  for chunks in 4 8; do timeout 60 $bin/08_split_matmul --chunks $chunks --runs 10 --timeline "$out/timeline_$chunks.csv"; done
-  timeout 60 $bin/08_split_matmul --chunks 2 --runs 10
-  timeout 60 $bin/08_process_per_gpu
-  timeout 90 python3 08_multi_gpu/torch_allreduce.py
+  for blocks in 1 2 4; do timeout 60 $bin/08_peers --blocks-per-sm $blocks; done
+  timeout 150 $bin/08_allreduce
+  if [ "${1:-all}" = all ]; then
+    for chunks in 4 8; do timeout 60 $bin/08_split_matmul --chunks $chunks --runs 10 --timeline "$out/timeline_$chunks.csv"; done
+    timeout 60 $bin/08_process_per_gpu
+    timeout 90 python3 08_multi_gpu/torch_allreduce.py
+  fi
 } > "$out/bench.txt" 2>&1
 echo "benchmarks: $((SECONDS - start)) s"
-timeout 60 $bin/08_process_per_gpu --nccl-debug --runs 2 > "$out/nccl_debug.txt" 2>&1
+[ "${1:-all}" = all ] && timeout 60 $bin/08_process_per_gpu --nccl-debug --runs 2 > "$out/nccl_debug.txt" 2>&1
 
 start=$SECONDS
 {
   for tool in memcheck racecheck synccheck initcheck; do
     echo "== $tool 08_allreduce"; timeout 60 compute-sanitizer --tool $tool --error-exitcode 99 $bin/08_allreduce --no-nccl --n 4099 --check-only | tail -n 3
   done
-  echo "== memcheck 08_peers"; timeout 60 compute-sanitizer --tool memcheck --error-exitcode 99 $bin/08_peers --n 4099 --check-only | tail -n 3
+  echo "== memcheck 08_peers"; timeout 60 compute-sanitizer --tool memcheck --error-exitcode 99 $bin/08_peers --n 4099 --check-only
   echo "== memcheck 08_split_matmul"; timeout 60 compute-sanitizer --tool memcheck --error-exitcode 99 $bin/08_split_matmul --m 65 --n 33 --k 17 --chunks 2 --check-only | tail -n 3
 } > "$out/sanitize.txt" 2>&1
 echo "sanitize: $((SECONDS - start)) s"
@@ -51,5 +52,5 @@ echo "sanitize: $((SECONDS - start)) s"
 echo; echo "=== summary"
 grep -E "tests passed|tests failed|\(Failed\)|\*\*\*" "$out/ctest.txt" | head -n 20
 grep -E "^\| |^Goal|^### |FAILED|Max error: [^0]" "$out/bench.txt"
-grep -E "^==|ERROR SUMMARY|SUMMARY \{" "$out/sanitize.txt" | cut -c1-160
+grep -E "^==|ERROR SUMMARY|SUMMARY \{|FAILED" "$out/sanitize.txt" | cut -c1-160
 grep -E "via P2P|via SHM|NVLS|Channel 00" "$out/nccl_debug.txt" | head -n 6

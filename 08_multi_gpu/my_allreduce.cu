@@ -6,6 +6,7 @@
 // two-stage) in interleaved batches, and the size-picked version is compared with NCCL.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <random>
@@ -102,11 +103,13 @@ int main(int argc, char** argv) {
   struct Method {
     const char* name;
     std::function<void(size_t)> run;
+    size_t max_n;  // the largest message it takes
   };
   std::vector<Method> methods = {
-      {"one-shot", [&](size_t n) { mine.run(allreduce::Algorithm::kOneShot, ins, outs, n, streams); }},
-      {"two-stage", [&](size_t n) { mine.run(allreduce::Algorithm::kTwoStage, ins, outs, n, streams); }}};
-  if (nccl) methods.insert(methods.begin(), Method{"NCCL", run_nccl});
+      {"one-shot", [&](size_t n) { mine.run(allreduce::Algorithm::kOneShot, ins, outs, n, streams); },
+       allreduce::kOneShotMaxFloats},
+      {"two-stage", [&](size_t n) { mine.run(allreduce::Algorithm::kTwoStage, ins, outs, n, streams); }, SIZE_MAX}};
+  if (nccl) methods.insert(methods.begin(), Method{"NCCL", run_nccl, SIZE_MAX});
 
   auto finish_and_check = [&] {
     multi_gpu::synchronize_all(gpus);
@@ -118,6 +121,7 @@ int main(int argc, char** argv) {
   // Exact answers, every method, every size, every GPU.
   for (size_t n : counts)
     for (const Method& m : methods) {
+      if (n > m.max_n) continue;
       for (auto& o : out) o.poison();
       m.run(n);
       finish_and_check();
@@ -166,16 +170,18 @@ int main(int argc, char** argv) {
       for (long long r = 0; r < cli.get_int("rounds"); ++r)
         for (size_t k = 0; k < methods.size(); ++k) {
           const size_t which = (k + r) % methods.size();  // rotate who goes first
+          if (n > methods[which].max_n) continue;
           const std::vector<double> t = timer.time([&] { methods[which].run(n); }, int(cli.get_int("runs")));
           samples[which].insert(samples[which].end(), t.begin(), t.end());
         }
       finish_and_check();
-      const double t_nccl = median(samples[0]), t_one = median(samples[1]), t_two = median(samples[2]);
+      const double t_nccl = median(samples[0]), t_two = median(samples[2]);
+      const double t_one = samples[1].empty() ? NAN : median(samples[1]);
       const bool one = allreduce::pick(bytes) == allreduce::Algorithm::kOneShot;
       const double t_pick = one ? t_one : t_two;
       auto busbw = [&](double ms) { return bytes / (ms * 1e6) * bus_factor; };
       table.add_row({size_label(bytes), tutorial::format_time(t_nccl), tutorial::format("%.1f", busbw(t_nccl)),
-                     tutorial::format_time(t_one), tutorial::format_time(t_two), one ? "one-shot" : "two-stage",
+                     std::isnan(t_one) ? "-" : tutorial::format_time(t_one), tutorial::format_time(t_two), one ? "one-shot" : "two-stage",
                      tutorial::format("%.2fx", t_nccl / t_pick), tutorial::format("%.1f", busbw(t_pick))});
       const std::string label = size_label(bytes);
       verifier.figure("nccl_us_" + label, std::round(t_nccl * 1e4) / 10);

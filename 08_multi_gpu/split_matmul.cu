@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   cli.add_int("m", "rows of A and C", 8192, 1, 16384);
   cli.add_int("n", "columns of B and C", 8192, 2, 16384);
   cli.add_int("k", "columns of A, rows of B (at most 8192: the exact check's sums stay within bf16's whole numbers)", 8192, 1, 8192);
-  cli.add_int("chunks", "pieces of each GPU's columns in the overlapped version", 4, 1, 64);
+  cli.add_int("chunks", "pieces of each GPU's columns in the overlapped version", 8, 1, 64);
   cli.add_int("runs", "timed runs (the median is reported)", 10, 1, 1000);
   cli.add_string("timeline", "write each piece's start and end (ms) here, as CSV", "");
   cli.add_flag("check-only", "verify, time nothing");
