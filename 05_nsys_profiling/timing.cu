@@ -27,11 +27,13 @@ __global__ void add(size_t n, const float* x, float* y) {
     y[i] = x[i] + y[i];
 }
 
-// Busy-waits for \p cycles SM clock cycles: a kernel whose length we choose.
-__global__ void spin(long long cycles) {
+// Busy-waits for \p cycles SM clock cycles, then sets *done if given: a kernel whose length
+// we choose, and a result that exists only once it has ended.
+__global__ void spin(long long cycles, int* done = nullptr) {
   const long long start = clock64();
   while (clock64() - start < cycles) {
   }
+  if (done) *done = 1;
 }
 
 __global__ void set_to(int* p, int value) { *p = value; }
@@ -249,9 +251,11 @@ int main(int argc, char** argv) {
   // --- Part 2: which calls wait for a running kernel ---
   // Each row: an idle GPU, a spin kernel of about 1 ms, then one call, timed on the CPU.
   const long long spin_cycles = cycles(1.0);
+  tutorial::DeviceBuffer<int> done(1);  // 0 until the spin kernel ends
   auto after_spin = [&](auto&& call) {
+    CUDA_CHECK(cudaMemset(done.data(), 0, sizeof(int)));
     CUDA_CHECK(cudaDeviceSynchronize());
-    spin<<<1, 1>>>(spin_cycles);
+    spin<<<1, 1>>>(spin_cycles, done.data());
     CUDA_CHECK_LAUNCH();
     const Clock::time_point start = Clock::now();
     call();
@@ -267,22 +271,21 @@ int main(int argc, char** argv) {
   spin<<<1, 1>>>(spin_cycles);
   CUDA_CHECK_LAUNCH();
   const double launch_ms = ms_since(launch_start);
-  tutorial::DeviceBuffer<int> one(1);
-  one.upload(std::vector<int>{1});
-  int pageable = 0, *pinned = nullptr, *managed = nullptr, *spare = nullptr;
+  int copied = 0, pageable = 0, *pinned = nullptr, *managed = nullptr, *spare = nullptr;
   CUDA_CHECK(cudaMallocHost(&pinned, sizeof(int)));
   CUDA_CHECK(cudaMalloc(&spare, sizeof(int)));
   std::vector<std::pair<std::string, double>> rows = {
       {"the launch call itself (spin<<<1, 1>>>)", launch_ms},
       {"cudaMemcpy device -> host, 4 bytes",
-       after_spin([&] { CUDA_CHECK(cudaMemcpy(&pageable, one.data(), sizeof(int), cudaMemcpyDeviceToHost)); })},
+       after_spin([&] { CUDA_CHECK(cudaMemcpy(&copied, done.data(), sizeof(int), cudaMemcpyDeviceToHost)); })},
       {"cudaMemcpyAsync device -> pageable host",  // the runtime stages it through a buffer of its own
-       after_spin([&] { CUDA_CHECK(cudaMemcpyAsync(&pageable, one.data(), sizeof(int), cudaMemcpyDeviceToHost)); })},
+       after_spin([&] { CUDA_CHECK(cudaMemcpyAsync(&pageable, done.data(), sizeof(int), cudaMemcpyDeviceToHost)); })},
       {"cudaMemcpyAsync device -> pinned host",
-       after_spin([&] { CUDA_CHECK(cudaMemcpyAsync(pinned, one.data(), sizeof(int), cudaMemcpyDeviceToHost)); })},
+       after_spin([&] { CUDA_CHECK(cudaMemcpyAsync(pinned, done.data(), sizeof(int), cudaMemcpyDeviceToHost)); })},
       {"cudaFree of another buffer", after_spin([&] { CUDA_CHECK(cudaFree(spare)); })},
       {"cudaDeviceSynchronize", after_spin([] { CUDA_CHECK(cudaDeviceSynchronize()); })},
   };
+  verifier.exact("cudaMemcpy waited: it returned the value the kernel wrote as it ended", std::abs(copied - 1));
   verifier.exact("cudaMemcpyAsync to pinned memory: the value, after a synchronize", std::abs(*pinned - 1));
   CUDA_CHECK(cudaFreeHost(pinned));
   // A managed int the spin kernel does not touch, last written by the GPU: the CPU's read
