@@ -8,7 +8,14 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-cmake --preset default >/dev/null || { echo "run-chapters: configure failed"; exit 1; }
+# Configure, and show what it decided (the GPU architectures built, and what was left out and
+# why), without CMake's routine lines (compiler checks, "Looking for ...").
+if ! configure_log=$(cmake --preset default 2>&1); then
+  printf '%s\n' "$configure_log"
+  echo "run-chapters: configure failed"
+  exit 1
+fi
+printf '%s\n' "$configure_log" | grep -vE '^-- (The |Check|Detecting|Looking for|Performing|Found |Configuring done|Generating done|Build files)'
 cmake --build --preset default || { echo "run-chapters: build failed"; exit 1; }
 
 passed=() skipped=() failed=()
