@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Development run of chapter 08 on a GPU machine with two or more GPUs (not part of the GPU
 # check, which runs the registered tests): build, verify, benchmark, sanitize, then a summary.
-#   OUT=/tmp/out bash 08_multi_gpu/dev_run.sh [all|tune]   (tune: peers and all-reduce benchmarks only)
+#   OUT=/tmp/out bash 08_multi_gpu/dev_run.sh [all|tune]   (tune: leaves out the launcher, PyTorch and 4 pieces)
 set -u
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/08_dev}
@@ -30,8 +30,9 @@ start=$SECONDS
 {
   for blocks in 1 2 4; do timeout 60 $bin/08_peers --blocks-per-sm $blocks; done
   timeout 150 $bin/08_allreduce
+  timeout 60 $bin/08_split_matmul --chunks 8 --runs 10 --timeline "$out/timeline_8.csv"
   if [ "${1:-all}" = all ]; then
-    for chunks in 4 8; do timeout 60 $bin/08_split_matmul --chunks $chunks --runs 10 --timeline "$out/timeline_$chunks.csv"; done
+    timeout 60 $bin/08_split_matmul --chunks 4 --runs 10 --timeline "$out/timeline_4.csv"
     timeout 60 $bin/08_process_per_gpu
     timeout 90 python3 08_multi_gpu/torch_allreduce.py
   fi

@@ -72,8 +72,13 @@ class GpuArray {
   int device() const { return device_; }
   size_t size() const { return count_; }
   size_t bytes() const { return count_ * sizeof(T); }
+  /// Copies \p host in and waits for it. The wait matters: this chapter's streams are
+  /// non-blocking, so they do not wait for work on the default stream, and cudaMemcpy from
+  /// pageable memory (like cudaMemset) may return before the GPU has finished.
   void upload(const std::vector<T>& host) {
+    CUDA_CHECK(cudaSetDevice(device_));
     CUDA_CHECK(cudaMemcpy(data_, host.data(), bytes(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaDeviceSynchronize());
   }
   std::vector<T> download() const {
     std::vector<T> host(count_);
@@ -81,9 +86,11 @@ class GpuArray {
     return host;
   }
   /// All bytes 0xFF: a NaN for float, so an element nobody wrote cannot pass a check.
+  /// Waits for it, as upload() does.
   void poison() {
     CUDA_CHECK(cudaSetDevice(device_));
     CUDA_CHECK(cudaMemset(data_, 0xFF, bytes()));
+    CUDA_CHECK(cudaDeviceSynchronize());
   }
 
  private:

@@ -144,6 +144,7 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i < n; ++i) reference[i] += host[d][i] = uniform(rng);
       CUDA_CHECK(cudaMemcpy(ins[d], host[d].data(), n * sizeof(float), cudaMemcpyHostToDevice));
     }
+    multi_gpu::synchronize_all(gpus);  // the streams are non-blocking: they would not wait
     for (const Method& m : methods) {
       for (auto& o : out) o.poison();
       m.run(n);

@@ -132,6 +132,7 @@ int main(int argc, char** argv) {
       const size_t first = gpu.id == 0 ? 0 : gpu.cols.first;
       CUDA_CHECK(cudaMemcpy(gpu.b.data(), host_b.data() + first * k, gpu.b.bytes(), cudaMemcpyHostToDevice));
     }
+    multi_gpu::synchronize_all(gpus);  // the streams are non-blocking: they would not wait
   };
 
   std::vector<Span> spans;  // filled only when asked to
