@@ -23,18 +23,25 @@
 
 namespace chapter02 {
 
+// [excerpt:kernel]
 // One thread per element, in blocks of 256: plenty of threads for this lesson.
 // Chapter 03 is about choosing the launch configuration.
 __global__ void add(size_t n, const float* x, float* y) {
-  const size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x;
-  if (i < n) y[i] = x[i] + y[i];
+  const size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x;  // this thread's element
+  if (i < n) y[i] = x[i] + y[i];  // the last block has threads past the end: they do nothing
 }
 
 void launch_add(size_t n, const float* x, float* y) {
   constexpr unsigned kThreads = 256;
-  const unsigned blocks = static_cast<unsigned>((n + kThreads - 1) / kThreads);
+  const unsigned blocks = static_cast<unsigned>((n + kThreads - 1) / kThreads);  // rounded up
   add<<<blocks, kThreads>>>(n, x, y);
   CUDA_CHECK_LAUNCH();
+}
+// [/excerpt:kernel]
+
+// Chapter 01's kernel, unchanged: one thread walks the whole array.
+__global__ void add_chapter01(int n, const float* x, float* y) {
+  for (int i = 0; i < n; ++i) y[i] = x[i] + y[i];
 }
 
 namespace {
@@ -182,6 +189,54 @@ std::string time_or(double ms, const std::string& instead) {
   return std::isnan(ms) ? instead : tutorial::format_time(ms);
 }
 
+// Chapter 01's kernel on fresh managed arrays that the CPU has just written, timed by CUDA
+// events around the kernel alone: with `prefetch`, the pages are moved to the GPU first (and
+// the kernel finds them there); without, the kernel faults them in itself.
+double chapter01_kernel_ms(int n, bool prefetched, int device, double& worst) {
+  ManagedBuffer<float> x(n, 1.0f), y(n, 2.0f);
+  if (prefetched) {
+    prefetch(x.data(), x.bytes(), device);
+    prefetch(y.data(), y.bytes(), device);
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  tutorial::EventTimer kernel;
+  kernel.start();
+  add_chapter01<<<1, 1>>>(n, x.data(), y.data());
+  CUDA_CHECK_LAUNCH();
+  kernel.stop();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  worst = worst_of(worst, tutorial::max_abs_error_from(y.data(), 3.0, n));
+  return kernel.elapsed_ms();
+}
+
+// How much of chapter 01's time was page faults: its kernel on first-touch and on prefetched
+// pages, at chapter 01's size, the two interleaved run by run so that both see the same GPU.
+void chapter01_page_faults(size_t n, int device, tutorial::Verifier& verifier) {
+  constexpr int kRuns = 3;  // ~90 ms a run: three of each, after one warm-up of each
+  const int elements = static_cast<int>(std::min<size_t>(n, 1 << 20));
+  double worst_first = 0, worst_prefetched = 0;
+  chapter01_kernel_ms(elements, false, device, worst_first);
+  chapter01_kernel_ms(elements, true, device, worst_prefetched);
+  std::vector<double> first_touch, prefetched;
+  for (int r = 0; r < kRuns; ++r) {
+    first_touch.push_back(chapter01_kernel_ms(elements, false, device, worst_first));
+    prefetched.push_back(chapter01_kernel_ms(elements, true, device, worst_prefetched));
+  }
+  const double first_ms = median_ms(first_touch), prefetched_ms = median_ms(prefetched);
+  std::printf("\nChapter 01's kernel, add<<<1, 1>>> (one thread, int index), on %d floats: the median\n"
+              "of %d runs each, interleaved, CUDA events around the kernel alone.\n",
+              elements, kRuns);
+  verifier.exact("chapter 01's kernel on first-touch pages: every element 3, all runs", worst_first);
+  verifier.exact("chapter 01's kernel on prefetched pages: every element 3, all runs", worst_prefetched);
+  std::printf("  on managed memory, first touch: %s\n", tutorial::format_time(first_ms).c_str());
+  std::printf("  on managed memory, prefetched:  %s\n", tutorial::format_time(prefetched_ms).c_str());
+  std::printf("  page faults added:              %s\n",
+              tutorial::format_time(first_ms - prefetched_ms).c_str());
+  verifier.figure("chapter01_first_touch_ms", std::round(first_ms * 10) / 10);
+  verifier.figure("chapter01_prefetched_ms", std::round(prefetched_ms * 10) / 10);
+  verifier.figure("chapter01_fault_ms", std::round((first_ms - prefetched_ms) * 10) / 10);
+}
+
 }  // namespace
 
 void add_five_ways(size_t n, int runs, int device, bool concurrent_access,
@@ -249,6 +304,7 @@ void add_five_ways(size_t n, int runs, int device, bool concurrent_access,
   }
   verifier.figure("total_min_ms", std::round(total_min_ms * 100) / 100);
   verifier.figure("total_max_ms", std::round(total_max_ms * 100) / 100);
+  if (concurrent_access) chapter01_page_faults(n, device, verifier);
 }
 
 }  // namespace chapter02

@@ -33,28 +33,34 @@ static __global__ void add_one_thread(size_t n, const float* x, const float* y, 
 // t + 2B, ...: neighbouring threads read neighbouring floats, so the 32 threads
 // of a warp are served by one memory transaction. One block runs on one SM,
 // so the other SMs of the GPU sit idle.
+// [excerpt:one-block]
 static __global__ void add_one_block(size_t n, const float* x, const float* y, float* z) {
   for (size_t i = threadIdx.x; i < n; i += blockDim.x) z[i] = x[i] + y[i];
 }
+// [/excerpt:one-block]
 
 // 3. <<<ceil(n / B), B>>>: one thread per element. The grid is rounded up to
 // whole blocks, so the last block may have threads past the end: the bounds
 // check keeps them from writing. The cast makes the multiplication 64-bit;
 // blockIdx.x * blockDim.x alone is a 32-bit unsigned product.
+// [excerpt:one-per-element]
 static __global__ void add_one_per_element(size_t n, const float* x, const float* y, float* z) {
   const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) z[i] = x[i] + y[i];
 }
+// [/excerpt:one-per-element]
 
 // 4. Grid-stride loop: a grid sized to the GPU (a multiple of its SM count),
 // whatever n is. Each thread starts at its global index and steps by the number
 // of threads in the grid, so any grid covers any n, and a thread's setup cost is
 // paid once for many elements.
+// [excerpt:grid-stride]
 static __global__ void add_grid_stride(size_t n, const float* x, const float* y, float* z) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
     z[i] = x[i] + y[i];
 }
+// [/excerpt:grid-stride]
 
 // 5. Grid-stride with 16-byte accesses: each thread loads a float4 (four floats,
 // one instruction) from x and from y and stores one to z. The same bytes move in

@@ -1,12 +1,13 @@
 // Chapter 03: two bugs that the program's own check cannot see, and compute-sanitizer can.
 //
 //   --bug out-of-bounds  an add with one thread per element and no bounds check: the last
-//                        block's spare threads write past the end of z (memcheck finds it);
+//                        block's spare threads read past the ends of x and y and write past
+//                        the end of z (memcheck finds it);
 //   --bug race           a reversal through shared memory without __syncthreads(): threads
 //                        read elements other threads may not have written yet (racecheck);
 //   --bug none           the same two kernels, fixed (the default; both tools find nothing).
 // Either way every result is checked exactly. The buggy kernels usually still pass that
-// check: an out-of-bounds write lands in memory nobody reads, and a race is lost only when
+// check: an out-of-bounds access lands in memory nobody else uses, and a race is lost only when
 // the timing is unlucky. That is the point: run new kernels under compute-sanitizer.
 //   compute-sanitizer --tool memcheck ./03_sanitizer_demo --bug out-of-bounds
 //   compute-sanitizer --tool racecheck ./03_sanitizer_demo --bug race

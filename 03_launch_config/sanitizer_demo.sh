@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs 03_sanitizer_demo under compute-sanitizer four times and checks what each run reports:
-#   memcheck  --bug out-of-bounds  must find the invalid __global__ writes;
+#   memcheck  --bug out-of-bounds  must find the invalid __global__ accesses;
 #   memcheck  --bug none           must report 0 errors;
 #   racecheck --bug race           must find a shared-memory hazard;
 #   racecheck --bug none           must report 0 hazards.
@@ -40,8 +40,8 @@ run() {
   echo
 }
 
-run memcheck out-of-bounds "Invalid __global__ write of size 4" \
-  "memcheck finds the write past the end of z"
+run memcheck out-of-bounds "Invalid __global__ (read|write) of size 4" \
+  "memcheck finds the accesses past the ends of x, y and z"
 run memcheck none "ERROR SUMMARY: 0 errors" "memcheck finds nothing in the fixed add"
 run racecheck race "RACECHECK SUMMARY: [1-9][0-9]* hazards? displayed" \
   "racecheck finds the race on shared memory"
