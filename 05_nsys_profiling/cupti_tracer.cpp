@@ -20,6 +20,7 @@ namespace {
 // cupti_activity.h names the one the library writes. Each newer version listed
 // here only appends fields to the older one (diff the structs in the two
 // headers), so every field read below sits at the same offset in all of them.
+// [excerpt:record-versions]
 #if CUPTI_API_VERSION >= 130000  // CUDA 13.x: the API version became 130000 + update
 using KernelRecord = CUpti_ActivityKernel10;
 #elif CUDART_VERSION >= 12000  // CUDA 12.x
@@ -27,6 +28,7 @@ using KernelRecord = CUpti_ActivityKernel9;
 #else  // CUDA 11.8
 using KernelRecord = CUpti_ActivityKernel8;
 #endif
+// [/excerpt:record-versions]
 #if CUPTI_API_VERSION >= 26  // CUDA 12.8 and later
 using MemcpyRecord = CUpti_ActivityMemcpy6;
 using UnifiedMemoryRecord = CUpti_ActivityUnifiedMemoryCounter3;
@@ -238,6 +240,7 @@ void disable_all() {
 
 }  // namespace
 
+// [excerpt:start]
 std::string CuptiTracer::start() {
   if (running_) return "the tracer is already running";
   CUptiResult result = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
@@ -253,6 +256,7 @@ std::string CuptiTracer::start() {
   running_ = true;
   return "";
 }
+// [/excerpt:start]
 
 void CuptiTracer::add_phase(const std::string& name, uint64_t start_ns, uint64_t end_ns) {
   if (running_) phases_.push_back({Track::kPhase, name, "", start_ns, end_ns, 0, 0, 0});

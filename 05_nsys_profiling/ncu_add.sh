@@ -41,10 +41,12 @@ report=$report_dir/add
 # ncu locks them to base clock, which makes a kernel look slower than it is).
 # -o: the measurements go to a report file; its sections are shown from it below, and its
 # numbers read from it as CSV.
+# [excerpt:ncu]
 run_or_skip ncu_add "$ncu" --clock-control none --nvtx --nvtx-include "add many blocks/" \
   --kernel-name regex:add --launch-count 1 \
   --section SpeedOfLight --section MemoryWorkloadAnalysis -o "$report" \
   "$program" "${args[@]}"
+# [/excerpt:ncu]
 program_output=$output
 echo
 if printf '%s\n' "$output" | grep -q ERR_NVGPUCTRPERM; then
