@@ -121,6 +121,10 @@ nsys_runs() {
   nsys_record 05_nsys_easy bash "$ch05/nsys_easy.sh" "$build/bin/05_nsys_profiling"
   nsys_record 05_three_tools python3 "$ch05/tests/three_tools.py" --nsys "$nsys" \
     --program "$build/05_nsys_profiling/05_tracer_check" --workdir "$work/three_tools"
+  python3 -c 'import json, sys  # the record lists them under Outputs
+extra = json.load(open(sys.argv[1])); extra["outputs"] += sys.argv[2:]
+json.dump(extra, open(sys.argv[1], "w"), indent=1)' "$logs/extra.json" \
+    05_nsys_add 05_nsys_stats 05_nsys_timeline 05_nsys_easy 05_three_tools
   return $status
 }
 

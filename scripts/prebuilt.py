@@ -177,7 +177,8 @@ def prepare(build, logs, record):
     extra = {"title": f"The CUDA {info['nvcc'].split('(')[-1].rstrip(')')} build on the GPU machine",
              "intro": "A build made on another machine, carried to the GPU machine and tested there by "
                       "`scripts/gpu-check.sh --prebuilt`: its tests labelled gpu, cli and host that this machine "
-                      "can run, and (under Outputs) what chapter 04's programs of the build say the driver runs. "
+                      "can run, and (under Outputs) what chapter 04's programs of the build say the driver runs and, "
+                      "where it found an nsys, chapter 05's nsys runs of the build. "
                       "The GPU runs the build's machine code for its own architecture, or its PTX; the build's "
                       "other architectures ran nowhere here.",
              "build": info, "not_run": sorted(not_run.items()),
