@@ -77,6 +77,7 @@ RunTimes managed_first_touch(size_t n) {
 // 2. Managed memory, prefetched. cudaMemPrefetchAsync moves the pages in bulk, as
 // steps in the stream, so the kernel finds its data in GPU memory and the CPU finds
 // the result in host memory: no page faults on either side.
+// [excerpt:prefetched]
 RunTimes managed_prefetched(size_t n, int device) {
   ManagedBuffer<float> x(n, 1.0f), y(n, 2.0f);
   RunTimes t;
@@ -100,6 +101,7 @@ RunTimes managed_prefetched(size_t n, int device) {
   t.to_host_ms = to_host.elapsed_ms();
   return t;
 }
+// [/excerpt:prefetched]
 
 // 3. Managed memory kept in host memory. "Preferred location: host" keeps the pages
 // there; "accessed by: this GPU" maps them into the GPU's page tables up front. The
@@ -111,10 +113,12 @@ RunTimes managed_kept_on_host(size_t n, int device) {
   ManagedBuffer<float> x(n, 1.0f), y(n, 2.0f);
   RunTimes t;
   const HostClock total;
+  // [excerpt:kept-on-host]
   for (float* array : {x.data(), y.data()}) {
     advise(array, bytes, cudaMemAdviseSetPreferredLocation, cudaCpuDeviceId);
     advise(array, bytes, cudaMemAdviseSetAccessedBy, device);
   }
+  // [/excerpt:kept-on-host]
   tutorial::EventTimer kernel;
   kernel.start();
   launch_add(n, x.data(), y.data());
@@ -137,8 +141,10 @@ RunTimes explicit_copies(size_t n, const float* host_x, float* host_y) {
   const HostClock total;
   tutorial::EventTimer to_gpu, kernel, to_host;
   to_gpu.start();
+  // [excerpt:copies-in]
   CUDA_CHECK(cudaMemcpy(x.data(), host_x, bytes, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(y.data(), host_y, bytes, cudaMemcpyHostToDevice));
+  // [/excerpt:copies-in]
   to_gpu.stop();
   kernel.start();
   launch_add(n, x.data(), y.data());

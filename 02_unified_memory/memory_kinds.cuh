@@ -80,6 +80,7 @@ inline cudaMemLocation location_of(int device_or_cpu) {
 #endif
 
 /// Queues a migration of [ptr, ptr + bytes) of managed memory to \p device_or_cpu on \p stream.
+// [excerpt:prefetch]
 inline void prefetch(const void* ptr, size_t bytes, int device_or_cpu, cudaStream_t stream = nullptr) {
 #if CUDART_VERSION >= 13000
   CUDA_CHECK(cudaMemPrefetchAsync(ptr, bytes, location_of(device_or_cpu), 0 /* flags */, stream));
@@ -87,6 +88,7 @@ inline void prefetch(const void* ptr, size_t bytes, int device_or_cpu, cudaStrea
   CUDA_CHECK(cudaMemPrefetchAsync(ptr, bytes, device_or_cpu, stream));
 #endif
 }
+// [/excerpt:prefetch]
 
 /// Gives the Unified Memory driver a hint about [ptr, ptr + bytes).
 inline void advise(const void* ptr, size_t bytes, cudaMemoryAdvise advice, int device_or_cpu) {

@@ -26,8 +26,10 @@ struct RoundTimes {
 
 RoundTimes shared_input_rounds(size_t n, int rounds, bool read_mostly, int device) {
   ManagedBuffer<float> x(n, 1.0f), y(n, 2.0f);
+  // [excerpt:read-mostly]
   if (read_mostly)  // the location argument is ignored for this advice
     advise(x.data(), x.bytes(), cudaMemAdviseSetReadMostly, device);
+  // [/excerpt:read-mostly]
   prefetch(x.data(), x.bytes(), device);
   prefetch(y.data(), y.bytes(), device);
   CUDA_CHECK(cudaDeviceSynchronize());

@@ -35,7 +35,7 @@ inline std::string share_of_copy(double gbs, double copy_gbs, double bytes, size
 inline std::string too_small_reason(double bytes, size_t l2_bytes) {
   char text[200];
   std::snprintf(text, sizeof text,
-                "each call moves %.1f MB, less than %.0f x this GPU's %.1f MB L2 cache: the cache "
+                "each call moves %.3g MB, less than %.0f x this GPU's %.1f MB L2 cache: the cache "
                 "and the launch's fixed cost, not DRAM, set the time",
                 bytes / 1e6, kMeasurableL2Multiple, l2_bytes / 1e6);
   return text;
