@@ -14,7 +14,9 @@
 # machine (CUDA 13, driver 580, H100, 2026-11-24) it captured chapter 05's program and read its
 # NVTX ranges, then stopped at "Unknown runtime API function index: 440"
 # (cudaGetDeviceProperties_v2, CUDA 12.0): no CUDA tables. Debian 13's 2023.4.4 stops at 486.
-# Programs built with CUDA 11.8 (CI's second build) are within its reach.
+# Programs built with CUDA 11.8 (CI's second build) are within its reach: carried to the GPU
+# machine with .nsys/, `scripts/gpu-check.sh --prebuilt build-cuda118 --record cuda-11.8` traces
+# them (chapter 05's nsys runs; on the H100, 2026-11-25, every CUDA table filled).
 #
 # What .nsys/ holds:
 #   nsys-2022.4.2.1.tar.xz  the two halves nsys needs, side by side as nsys expects them:
