@@ -70,6 +70,7 @@ static __global__ void add_grid_stride(size_t n, const float* x, const float* y,
 // at least 256 bytes, so this chapter's arrays are; a pointer into the middle of
 // an array (x + 1) is not, and chapter 07 handles that case. The float4 loop
 // covers the first 4 * (n / 4) elements; the last n % 4 are added one by one.
+// [excerpt:grid-stride-float4]
 static __global__ void add_grid_stride_float4(size_t n, const float* x, const float* y, float* z) {
   const size_t first = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
@@ -83,6 +84,7 @@ static __global__ void add_grid_stride_float4(size_t n, const float* x, const fl
   }
   for (size_t i = 4 * n4 + first; i < n; i += stride) z[i] = x[i] + y[i];  // the tail
 }
+// [/excerpt:grid-stride-float4]
 
 namespace chapter03 {
 /// Blocks of \p block threads needed to give each of \p n elements a thread.

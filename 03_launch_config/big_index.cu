@@ -24,10 +24,12 @@
 __host__ __device__ inline uint8_t pattern(size_t i) { return static_cast<uint8_t>(i % 251); }
 
 // Right: the cast makes the product 64-bit before it can wrap.
+// [excerpt:size-t-index]
 __global__ void write_one_per_element(uint8_t* out, size_t n) {
   const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) out[i] = pattern(i);
 }
+// [/excerpt:size-t-index]
 
 // Right: a 64-bit start and a 64-bit stride.
 __global__ void write_grid_stride(uint8_t* out, size_t n) {
@@ -39,10 +41,12 @@ __global__ void write_grid_stride(uint8_t* out, size_t n) {
 // Wrong, on purpose: the int index. Made safe to run by the i >= 0 test; without
 // it, the negative indices would write before the start of the array (an illegal
 // address, which ends the CUDA context).
+// [excerpt:int-index]
 __global__ void write_int_index(uint8_t* out, size_t n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 0 && static_cast<size_t>(i) < n) out[i] = pattern(i);
 }
+// [/excerpt:int-index]
 
 // Counts the elements that do not hold pattern(i) and finds the largest
 // |out[i] - pattern(i)|, in one pass on the GPU (n bytes would take seconds to
