@@ -6,8 +6,10 @@ Fitted to the two-GPU runs, the model predicts other machines by counting steps 
 
 - a ring all-reduce over n GPUs takes 2 (n - 1) steps, and each GPU's links carry
   2 (n - 1) / n * S bytes: t = 2 (n - 1) alpha_step + 2 (n - 1) / n * S / B;
-- on two GPUs that is 2 steps and S bytes, so alpha_step = alpha / 2 and B = beta (the bus
-  bandwidth). Through an NVSwitch every H100 keeps its own 18 NVLinks, so B stays;
+- on two GPUs that is 2 steps and S bytes, so B = beta (the bus bandwidth), and alpha_step is
+  at most alpha / 2 (all of alpha per step) and at least alpha / (2 (n - 1)) (alpha per call,
+  none per step): the prediction is a band. Through an NVSwitch every H100 keeps its own 18
+  NVLinks, so B stays;
 - two hosts: reduce-scatter inside each host over NVLink, an all-reduce of each GPU's 1/g
   slice with its peer on the other host over that GPU's own InfiniBand NIC, then an all-gather
   inside the host (NCCL's hierarchical pattern when each GPU has a NIC).
@@ -62,9 +64,13 @@ def ring(n, size, alpha_step, bandwidth):
     return 2 * (n - 1) * alpha_step + 2 * (n - 1) / n * size / bandwidth
 
 
-def one_host(n, size, two_gpu_fit):
-    """n GPUs behind an NVSwitch, predicted from the fit to two GPUs."""
-    return ring(n, size, two_gpu_fit.alpha / 2, two_gpu_fit.beta)
+def one_host(n, size, two_gpu_fit, per_step=True):
+    """n GPUs behind an NVSwitch, predicted from the fit to two GPUs. Two GPUs cannot tell how
+    alpha splits into a fixed cost per call (launch) and a cost per step (a hop's latency):
+    per_step=True charges all of it per step (2 (n - 1) alpha / 2: the slow end), False charges
+    it once (alpha whatever n: the fast end). A run on n GPUs says where between them it lies."""
+    alpha_step = two_gpu_fit.alpha / 2 if per_step else two_gpu_fit.alpha / (2 * (n - 1))
+    return ring(n, size, alpha_step, two_gpu_fit.beta)
 
 
 def two_hosts(gpus_per_host, size, two_gpu_fit, nic=IB_NIC_BYTES_PER_S, net_step=IB_STEP_SECONDS):

@@ -47,6 +47,13 @@ class PredictionTest(unittest.TestCase):
         self.assertAlmostEqual(ab.one_host(8, 0, self.f), 14 * 5e-6)
         self.assertAlmostEqual(ab.one_host(8, 1 << 30, self.f) - 14 * 5e-6, 1.75 * (1 << 30) / 300e9)
 
+    def test_latency_band(self):
+        # Charged once per call, alpha does not grow with n; charged per step, it grows 2 (n - 1) / 2 times.
+        self.assertAlmostEqual(ab.one_host(8, 0, self.f, per_step=False), self.f.alpha)
+        for n in (2, 4, 8):
+            for s in SIZES:
+                self.assertLessEqual(ab.one_host(n, s, self.f, per_step=False), ab.one_host(n, s, self.f) * (1 + 1e-12))
+
     def test_more_gpus_take_longer_but_not_double(self):
         for s in SIZES:
             t2, t4, t8 = (ab.one_host(n, s, self.f) for n in (2, 4, 8))

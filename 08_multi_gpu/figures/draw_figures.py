@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Draws chapter 08's figures from measured data; --check only compares them with the committed ones.
+
+    python3 08_multi_gpu/figures/draw_figures.py           redraw
+    python3 08_multi_gpu/figures/draw_figures.py --check   exit 1 if a committed figure differs
+
+- timeline.svg: when each GEMM piece and each send ran on each GPU, from the event timestamps that
+  08_split_matmul --timeline wrote (figures/timeline.csv: the GPU check's benchmark run writes it);
+- model.svg: NCCL's all-reduce time measured on two GPUs (docs/results/data/08_allreduce.json once
+  the GPU check has recorded it, else figures/allreduce_dev_run.json), the alpha-beta fit, and its
+  predictions for 4 and 8 GPUs behind an NVSwitch and for two hosts of 8 over InfiniBand.
+"""
+import csv
+import math
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CHAPTER = HERE.parent
+sys.path.insert(0, str(CHAPTER.parent / "07_optimization" / "diagrams"))  # the course's SVG writer
+sys.path.insert(0, str(CHAPTER / "model"))
+from svg import Svg, redraw_or_check  # noqa: E402
+import alpha_beta  # noqa: E402
+
+COMPUTE, COPY = "#7aa6d8", "#f0a35e"
+RECORD = CHAPTER.parent / "docs" / "results" / "data" / "08_allreduce.json"
+
+
+def draw_timeline():
+    rows = list(csv.DictReader((HERE / "timeline.csv").open(encoding="utf-8")))
+    versions = list(dict.fromkeys(r["version"] for r in rows))
+    gpus = sorted({int(r["gpu"]) for r in rows})
+    end = max(float(r["end_ms"]) for r in rows)
+    left, width, lane_h = 150, 560, 18
+    panel_h = len(gpus) * 2 * (lane_h + 4) + 34
+    fig = Svg(left + width + 30, 40 + len(versions) * panel_h + 40,
+              "Split matmul: GEMM pieces and sends on each GPU, from recorded CUDA events")
+    scale = width / end
+    for v, version in enumerate(versions):
+        top = 30 + v * panel_h
+        fig.text(10, top + 12, version, 13, weight="bold")
+        done = max(float(r["end_ms"]) for r in rows if r["version"] == version)
+        fig.text(left + width, top + 12, "all of C on every GPU at %.2f ms" % done, 11, "end")
+        y = top + 22
+        for g in gpus:
+            for lane, color in (("compute", COMPUTE), ("copy", COPY)):
+                fig.text(10, y + lane_h - 5, "GPU %d %s" % (g, "GEMM" if lane == "compute" else "send to peers"), 11)
+                fig.rect(left, y, width, lane_h, fill="#ffffff", stroke="#cccccc", width=0.5)
+                for r in rows:
+                    if r["version"] == version and int(r["gpu"]) == g and r["lane"] == lane:
+                        x0, x1 = float(r["start_ms"]) * scale, float(r["end_ms"]) * scale
+                        fig.rect(left + x0, y + 2, max(x1 - x0, 1), lane_h - 4, fill=color, stroke="#333333", width=0.5)
+                y += lane_h + 4
+    axis = 40 + len(versions) * panel_h
+    fig.line(left, axis - 10, left + width, axis - 10)
+    step = 0.1 if end < 1.5 else 0.5
+    for i in range(int(end / step) + 1):
+        x = left + i * step * scale
+        fig.line(x, axis - 13, x, axis - 7)
+        fig.text(x, axis + 4, "%.1f" % (i * step), 10, "middle")
+    fig.text(left + width / 2, axis + 22, "milliseconds since GPU 0 started the matmul", 11, "middle")
+    return fig
+
+
+def draw_model():
+    source = RECORD if RECORD.exists() else HERE / "allreduce_dev_run.json"
+    points = alpha_beta.measured_points(source)
+    fit = alpha_beta.fit([s for s, _ in points], [t for _, t in points])
+    left, top, width, height = 80, 50, 520, 300
+    fig = Svg(left + width + 220, top + height + 70, "All-reduce time: measured on 2 GPUs, predicted beyond")
+    fig.text(10, 20, "All-reduce (fp32) time against message size: alpha = %.1f us, bus bandwidth beta = %.0f GB/s "
+             "fitted to 2 GPUs" % (fit.alpha * 1e6, fit.beta / 1e9), 12, weight="bold")
+    fig.text(10, 36, "data: %s" % (source.relative_to(CHAPTER.parent)), 10)
+    smin, smax = 4 << 10, 1 << 30
+    tmin, tmax = 1e-6, 1e-1
+
+    def xy(size, seconds):
+        x = left + (math.log(size) - math.log(smin)) / (math.log(smax) - math.log(smin)) * width
+        y = top + height - (math.log(seconds) - math.log(tmin)) / (math.log(tmax) - math.log(tmin)) * height
+        return x, y
+
+    fig.rect(left, top, width, height, fill="#ffffff")
+    for e in range(-6, 0):
+        x, y = xy(smin, 10.0 ** e)
+        fig.line(left, y, left + width, y, stroke="#dddddd")
+        fig.text(left - 6, y + 4, ["1 us", "10 us", "100 us", "1 ms", "10 ms", "100 ms"][e + 6], 10, "end")
+    for label, size in (("4 KiB", 4 << 10), ("64 KiB", 64 << 10), ("1 MiB", 1 << 20), ("16 MiB", 16 << 20),
+                        ("256 MiB", 256 << 20), ("1 GiB", 1 << 30)):
+        x, y = xy(size, tmin)
+        fig.line(x, top, x, top + height, stroke="#dddddd")
+        fig.text(x, top + height + 16, label, 10, "middle")
+    fig.text(left + width / 2, top + height + 36, "message size (log scale)", 11, "middle")
+    curves = [("2 GPUs (fit)", "#222222", lambda s: fit.time(s), None),
+              ("4 GPUs, NVSwitch", "#2b7bba", lambda s: alpha_beta.one_host(4, s, fit),
+               lambda s: alpha_beta.one_host(4, s, fit, per_step=False)),
+              ("8 GPUs, NVSwitch", "#1a9850", lambda s: alpha_beta.one_host(8, s, fit),
+               lambda s: alpha_beta.one_host(8, s, fit, per_step=False)),
+              ("2 hosts x 8, InfiniBand", "#d73027", lambda s: alpha_beta.two_hosts(8, s, fit), None)]
+    sizes = [smin * 2 ** (i / 4) for i in range(0, 4 * 18 + 1)]
+    for i, (name, color, model, fast_end) in enumerate(curves):
+        for m, dash in ((model, None), (fast_end, "5,4")):
+            if m is None:
+                continue
+            xys = [xy(s, m(s)) for s in sizes]
+            for (x0, y0), (x1, y1) in zip(xys, xys[1:]):
+                fig.line(x0, y0, x1, y1, stroke=color, width=2, dash=dash)
+        ly = top + 20 + i * 20
+        fig.line(left + width + 15, ly - 4, left + width + 40, ly - 4, stroke=color, width=2)
+        fig.text(left + width + 46, ly, name, 11)
+    for s, t in points:
+        x, y = xy(s, t)
+        fig.rect(x - 3, y - 3, 6, 6, fill="#222222")
+    ly = top + 20 + len(curves) * 20
+    fig.rect(left + width + 24, ly - 7, 6, 6, fill="#222222")
+    fig.text(left + width + 46, ly, "measured, NCCL, 2 GPUs", 11)
+    fig.text(left + width + 15, ly + 24, "Solid: all of alpha paid per step;", 10)
+    fig.text(left + width + 15, ly + 38, "dashed: alpha paid once per call.", 10)
+    fig.text(left + width + 15, ly + 58, "Two hosts assume one 400 Gb/s", 10)
+    fig.text(left + width + 15, ly + 72, "NIC per GPU, 5 us per network step", 10)
+    return fig
+
+
+if __name__ == "__main__":
+    sys.exit(redraw_or_check({"timeline.svg": draw_timeline, "model.svg": draw_model}, HERE,
+                             "python3 08_multi_gpu/figures/draw_figures.py"))
