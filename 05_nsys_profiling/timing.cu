@@ -115,8 +115,10 @@ double batched(ShortAdd& work, int batch, long long hold_cycles, double& queue_o
   tutorial::EventTimer timer;
   std::vector<double> samples, queue_samples;
   for (int rep = 0; rep < 5; ++rep) {
-    if (hold_cycles > 0) spin<<<1, 1, 0, work.stream>>>(hold_cycles);
-    CUDA_CHECK_LAUNCH();
+    if (hold_cycles > 0) {
+      spin<<<1, 1, 0, work.stream>>>(hold_cycles);
+      CUDA_CHECK_LAUNCH();
+    }
     const Clock::time_point start = Clock::now();
     timer.start(work.stream);
     for (int i = 0; i < batch; ++i) work.launch();
