@@ -35,7 +35,10 @@ def main():
         print("No test was skipped.")
         return 0
     width = max(len(name) for name, _ in skipped)
-    print(f"{len(skipped)} tests were skipped; why:")
+    total = sum(1 for _ in ET.parse(junit).getroot().iter("testcase"))
+    # CTest's "100% tests passed, 0 tests failed out of N" counts these among the N.
+    print(f"{len(skipped)} of the {total} tests were skipped (CTest's 'tests passed' line counts "
+          f"them among the {total}: they did not fail, and they did not run); why:")
     for name, why in skipped:
         print(f"  {name:<{width}}  {why}")
     return 0
