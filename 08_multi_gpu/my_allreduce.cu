@@ -188,6 +188,7 @@ int main(int argc, char** argv) {
       verifier.figure("nccl_us_" + label, std::round(t_nccl * 1e4) / 10);
       verifier.figure("mine_us_" + label, std::round(t_pick * 1e4) / 10);
       verifier.figure("nccl_busbw_" + label, std::round(busbw(t_nccl) * 10) / 10);
+      verifier.figure("mine_busbw_" + label, std::round(busbw(t_pick) * 10) / 10);
       if (bytes <= (256u << 10)) small_worst = std::min(small_worst, t_nccl / t_one);
       if (bytes == (256u << 20) || bytes == (1u << 30)) large_worst = std::min(large_worst, t_nccl / t_two);
       picked_worst = std::min(picked_worst, t_nccl / t_pick);
@@ -195,6 +196,9 @@ int main(int argc, char** argv) {
     table.print();
     std::printf("\n");
     verifier.figure("gpus", gpus);
+    verifier.figure("picked_pct_of_nccl_worst", std::round(1000 * picked_worst) / 10);
+    if (std::isfinite(small_worst)) verifier.figure("one_shot_speedup_worst_small", std::round(100 * small_worst) / 100);
+    if (std::isfinite(large_worst)) verifier.figure("two_stage_pct_of_nccl_busbw_large", std::round(1000 * large_worst) / 10);
     if (std::isfinite(small_worst))
       verifier.goal("one-shot's speed-up over NCCL, worst size up to 256 KiB", small_worst, 1.5, "x");
     if (std::isfinite(large_worst))

@@ -184,8 +184,8 @@ int main(int argc, char** argv) {
       table.add_row({way.name, tutorial::format_time(t.median_ms), tutorial::format("%.0f", gbs),
                      tutorial::format("%.1f%%", 100 * gbs / engine),
                      h100_sxm ? tutorial::format("%.1f%%", 100 * gbs / kH100NvlinkPerDirectionGBs) : "n/a"});
-      verifier.figure(tutorial::format("%s%s_x%d_gbs", way.kernel ? "kernel_" : "memcpy_peer",
-                                       way.kernel ? (way.pull ? "pull" : "push") : "", way.loads),
+      verifier.figure(way.kernel ? tutorial::format("kernel_%s_x%d_gbs", way.pull ? "pull" : "push", way.loads)
+                                 : std::string("memcpy_peer_gbs"),
                       std::round(gbs));
     }
     const tutorial::Timing both = tutorial::time_gpu(both_ways, plan, s0);

@@ -4,6 +4,8 @@
     python3 08_multi_gpu/figures/draw_figures.py           redraw
     python3 08_multi_gpu/figures/draw_figures.py --check   exit 1 if a committed figure differs
 
+- topology.svg: the two-GPU machine as nvidia-smi topo -m describes it (a drawing, no data);
+- allreduce.svg: the one-shot and two-stage all-reduce on two GPUs (a drawing, no data);
 - timeline.svg: when each GEMM piece and each send ran on each GPU, from the event timestamps that
   08_split_matmul --timeline wrote (figures/timeline.csv: the GPU check's benchmark run writes it);
 - model.svg: NCCL's all-reduce time measured on two GPUs (docs/results/data/08_allreduce.json once
@@ -24,6 +26,63 @@ import alpha_beta  # noqa: E402
 
 COMPUTE, COPY = "#7aa6d8", "#f0a35e"
 RECORD = CHAPTER.parent / "docs" / "results" / "data" / "08_allreduce.json"
+
+
+def gpu_box(fig, x, y, name, detail):
+    fig.rect(x, y, 150, 70, fill="#eef3fa")
+    fig.text(x + 75, y + 28, name, 14, "middle", weight="bold")
+    fig.text(x + 75, y + 48, detail, 11, "middle")
+
+
+def draw_topology():
+    fig = Svg(560, 190, "Two H100s joined by NVLink: NV18 in nvidia-smi topo -m")
+    gpu_box(fig, 20, 30, "GPU 0", "H100, 80 GB HBM3")
+    gpu_box(fig, 390, 30, "GPU 1", "H100, 80 GB HBM3")
+    for dy, arrow_right in ((52, True), (72, False)):
+        if arrow_right:
+            fig.line(175, dy, 385, dy, width=2, arrow=True)
+        else:
+            fig.line(385, dy, 175, dy, width=2, arrow=True)
+    fig.text(280, 44, "NV18: 18 NVLink 4 links", 12, "middle", weight="bold")
+    fig.text(280, 120, "450 GB/s each way (datasheet), both ways at once", 11, "middle")
+    fig.text(280, 150, "peer access: a kernel on one GPU loads and stores the other's memory;", 11, "middle")
+    fig.text(280, 168, "the copy engines copy between them (cudaMemcpyPeerAsync)", 11, "middle")
+    return fig
+
+
+def draw_allreduce():
+    fig = Svg(760, 250, "One-shot and two-stage all-reduce on two GPUs")
+    colors = ("#7aa6d8", "#f0a35e")
+    rows = (40, 150)
+    # One-shot: each GPU pushes its input into its own slot on both GPUs, then sums its slots.
+    fig.text(20, 22, "one-shot: push, one barrier, sum locally", 13, weight="bold")
+    for g, y in enumerate(rows):
+        fig.text(20, y + 16, "GPU %d" % g, 12, weight="bold")
+        fig.cell(80, y, 80, 24, "input %d" % g, fill=colors[g])
+        for position, slot in enumerate((g, 1 - g)):  # its own slot first
+            fig.cell(210 + position * 60, y, 60, 24, "slot %d" % slot, fill=colors[slot], size=10)
+        fig.line(335, y + 12, 355, y + 12, arrow=True)
+        fig.text(360, y + 16, "0 + 1", 11)
+    for g, y in enumerate(rows):
+        fig.line(160, y + 12, 205, y + 12, arrow=True)  # into its own slot, locally
+    fig.line(150, 64, 295, 148, arrow=True, dash="4,3")   # GPU 0 -> slot 0 on GPU 1
+    fig.line(150, 150, 295, 66, arrow=True, dash="4,3")   # GPU 1 -> slot 1 on GPU 0
+    fig.text(200, 212, "dashed: a store across NVLink", 10, "middle")
+    # Two-stage: each GPU sums its half of both inputs, then copies the other half.
+    x0 = 420
+    fig.text(x0, 22, "two-stage: reduce-scatter, all-gather", 13, weight="bold")
+    for g, y in enumerate(rows):
+        fig.text(x0, y + 16, "GPU %d" % g, 12, weight="bold")
+        fig.cell(x0 + 50, y, 50, 24, "in[0:h]", fill=colors[g], size=10)
+        fig.cell(x0 + 100, y, 50, 24, "in[h:n]", fill=colors[g], size=10)
+        fig.cell(x0 + 190, y, 60, 24, "half %d" % g, size=10)
+        fig.cell(x0 + 270, y, 60, 24, "half %d" % (1 - g), fill="#dddddd", size=10)
+    fig.line(x0 + 220, 64, x0 + 300, 148, arrow=True, dash="4,3")
+    fig.line(x0 + 220, 150, x0 + 300, 66, arrow=True, dash="4,3")
+    fig.text(x0 + 160, 202, "1. GPU g sums half g of both inputs (reads the other's half)", 10, "middle")
+    fig.text(x0 + 160, 218, "2. each copies the half it lacks (grey) from the other", 10, "middle")
+    fig.text(x0 + 160, 238, "per GPU across NVLink: half the message, twice", 10, "middle")
+    return fig
 
 
 def draw_timeline():
@@ -121,5 +180,6 @@ def draw_model():
 
 
 if __name__ == "__main__":
-    sys.exit(redraw_or_check({"timeline.svg": draw_timeline, "model.svg": draw_model}, HERE,
+    sys.exit(redraw_or_check({"topology.svg": draw_topology, "allreduce.svg": draw_allreduce,
+                              "timeline.svg": draw_timeline, "model.svg": draw_model}, HERE,
                              "python3 08_multi_gpu/figures/draw_figures.py"))
