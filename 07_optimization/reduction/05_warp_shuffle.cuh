@@ -17,10 +17,12 @@ namespace reduction {
 // [excerpt:kernel]
 /// The sum of \p v over the 32 lanes of the calling warp, in lane 0.
 // [excerpt:block-sum]
+// [excerpt:warp-sum]
 __device__ inline float warp_sum(float v) {
   for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
   return v;
 }
+// [/excerpt:warp-sum]
 
 /// The sum of \p v over the block (of kBlock threads), in thread 0. Two calls in one kernel must
 /// be separated by __syncthreads(): the second would overwrite warp_sums while warp 0 reads it.

@@ -22,11 +22,13 @@ __device__ inline float thread_sum(const float* in, int n) {
   const int n4 = n / 4;
   const auto* in4 = reinterpret_cast<const float4*>(in);
   float sum = 0.0f;
+  // [excerpt:float4-loop]
 #pragma unroll 4  // four loads in flight per thread before their adds are needed
   for (int i = first; i < n4; i += stride) {
     const float4 v = in4[i];
     sum += (v.x + v.y) + (v.z + v.w);
   }
+  // [/excerpt:float4-loop]
   for (int i = 4 * n4 + first; i < n; i += stride) sum += in[i];
   return sum;
 }
