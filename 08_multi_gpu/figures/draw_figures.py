@@ -7,7 +7,8 @@
 - topology.svg: the two-GPU machine as nvidia-smi topo -m describes it (a drawing, no data);
 - allreduce.svg: the one-shot and two-stage all-reduce on two GPUs (a drawing, no data);
 - timeline.svg: when each GEMM piece and each send ran on each GPU, from the event timestamps that
-  08_split_matmul --timeline wrote (figures/timeline.csv: the GPU check's benchmark run writes it);
+  08_split_matmul --timeline wrote (docs/results/data/08_split_matmul_timeline.csv, written by the
+  GPU check's benchmark run, else figures/timeline.csv from a development run);
 - model.svg: NCCL's all-reduce time measured on two GPUs (docs/results/data/08_allreduce.json once
   the GPU check has recorded it, else figures/allreduce_dev_run.json), the alpha-beta fit, and its
   predictions for 4 and 8 GPUs behind an NVSwitch and for two hosts of 8 over InfiniBand.
@@ -26,6 +27,7 @@ import alpha_beta  # noqa: E402
 
 COMPUTE, COPY = "#7aa6d8", "#f0a35e"
 RECORD = CHAPTER.parent / "docs" / "results" / "data" / "08_allreduce.json"
+TIMELINE_RECORD = CHAPTER.parent / "docs" / "results" / "data" / "08_split_matmul_timeline.csv"
 
 
 def gpu_box(fig, x, y, name, detail):
@@ -86,7 +88,8 @@ def draw_allreduce():
 
 
 def draw_timeline():
-    rows = list(csv.DictReader((HERE / "timeline.csv").open(encoding="utf-8")))
+    source = TIMELINE_RECORD if TIMELINE_RECORD.exists() else HERE / "timeline.csv"
+    rows = list(csv.DictReader(source.open(encoding="utf-8")))
     versions = list(dict.fromkeys(r["version"] for r in rows))
     gpus = sorted({int(r["gpu"]) for r in rows})
     end = max(float(r["end_ms"]) for r in rows)
@@ -118,6 +121,7 @@ def draw_timeline():
         fig.line(x, axis - 13, x, axis - 7)
         fig.text(x, axis + 4, "%.1f" % (i * step), 10, "middle")
     fig.text(left + width / 2, axis + 22, "milliseconds since GPU 0 started the matmul", 11, "middle")
+    fig.text(10, 14, "data: %s" % source.relative_to(CHAPTER.parent), 10)
     return fig
 
 
