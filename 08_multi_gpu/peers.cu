@@ -21,8 +21,8 @@ constexpr double kH100NvlinkPerDirectionGBs = 450.0;
 
 // [excerpt:copy-kernel]
 /// dst[i] = src[i] for n floats; either pointer may be on another GPU. Each thread issues
-/// kLoads float4 loads before its first store: a load from a peer takes a microsecond or
-/// more across NVLink, so one load per thread leaves the link idle between round trips.
+/// kLoads float4 loads before its first store, to keep more bytes in flight: a load from a
+/// peer takes a microsecond or more across NVLink. (The table shows whether that helps.)
 template <int kLoads>
 __global__ void copy_kernel(const float* __restrict__ src, float* __restrict__ dst, size_t n) {
   const auto* src4 = reinterpret_cast<const float4*>(src);
