@@ -26,9 +26,24 @@
 # benchmark data in results-dir, so where the source tree is copied afresh before each call
 # (a lent GPU machine), run benchmark and record in one call or give a results-dir outside it.
 # Environment: BUILD_DIR (default build-gpu), CTEST_REGEX=<regex> (run only matching tests),
+#              CTEST_EXCLUDE=<regex> (leave matching tests out),
+#              GPU_CHECK_DEVICE=<n> (run this step's tests on GPU n alone: CUDA_VISIBLE_DEVICES),
+#              GPU_CHECK_PART=<name> (this run is one part of a step: its logs are <step>-<name>.xml,
+#              and the record joins every part of each step),
 #              TUTORIAL_COMMIT=<commit> (for a copy of the tree without git history).
+# A machine of two GPUs does the one-GPU work in two lanes at once, each on its own GPU, then the
+# work that needs every GPU (chapter 08, label multi-gpu) alone:
+#   scripts/gpu-check.sh --steps build
+#   GPU_CHECK_DEVICE=1 CTEST_EXCLUDE=<multi-gpu tests> scripts/gpu-check.sh --steps test,sanitize &
+#   GPU_CHECK_DEVICE=0 CTEST_EXCLUDE=<multi-gpu tests> scripts/gpu-check.sh --steps benchmark; wait
+#   GPU_CHECK_PART=multi CTEST_REGEX=<multi-gpu tests> scripts/gpu-check.sh --steps test,sanitize,benchmark
+#   scripts/gpu-check.sh --steps record
+# Each benchmark still has a GPU to itself: the other lane's tests run on the other GPU.
 # Exit status: 0 when every step run passed, 1 otherwise, 2 bad usage, 77 when there is no GPU.
 set -uo pipefail
+# NVLink multicast (NVLS) stays off for everything this check starts: on a shared host it can
+# take the GPUs out of service. (Chapter 08's programs also force it off themselves.)
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 steps=build,test,sanitize,benchmark,record
@@ -59,6 +74,7 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
   exit 77
 fi
 compute_cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1)
+[ -n "${GPU_CHECK_DEVICE:-}" ] && export CUDA_VISIBLE_DEVICES=$GPU_CHECK_DEVICE
 
 if [ -n "$prebuilt" ]; then  # unpack; list what cannot run here (data for ctest and the record)
   python3 "$root/scripts/prebuilt.py" prepare "$build" "$logs" "$record" || exit 1
@@ -81,10 +97,11 @@ print("gpu-check: %(gpu)s (compute capability %(compute_cap)s), driver %(driver)
 # only the first 1 KiB of a passing test's output unless told otherwise, and a sanitizer's summary
 # comes last: keep up to 1 MiB.
 run_ctest() {
-  local name=$1
+  local name=$1${GPU_CHECK_PART:+-$GPU_CHECK_PART}
   shift
   local filter=()
-  [ -n "${CTEST_REGEX:-}" ] && filter=(-R "$CTEST_REGEX")
+  [ -n "${CTEST_REGEX:-}" ] && filter+=(-R "$CTEST_REGEX")
+  [ -n "${CTEST_EXCLUDE:-}" ] && filter+=(-E "$CTEST_EXCLUDE")
   ctest --test-dir "$build" --output-on-failure --output-junit "$logs/$name.xml" \
     --test-output-size-passed 1048576 --test-output-size-failed 1048576 \
     "${filter[@]}" "$@" >"$logs/$name.log" 2>&1

@@ -71,7 +71,9 @@ def run_info(commit=None, nvcc=None):
         if subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True,
                           text=True).stdout.strip():
             commit += " (with uncommitted changes)"
-    return {"gpu": gpu("name"), "compute_cap": gpu("compute_cap"), "driver": gpu("driver_version"),
+    gpus = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.count("GPU ")
+    return {"gpu": gpu("name"), "gpus": max(gpus, 1), "compute_cap": gpu("compute_cap"),
+            "driver": gpu("driver_version"),
             "driver_cuda": driver_cuda,
             "nvcc": f"{nvcc} (the build's)" if nvcc else f"{release} ({build})" if release else "unknown",
             "cmake": _first_line(["cmake", "--version"]),
@@ -90,7 +92,14 @@ def run_line(run):
     """The sentence that names a run, under every page and figure drawn from it."""
     if "gpu" not in run:
         return f"Run by hand on {run['date']}."
-    return f"{run['gpu']}, driver {run['driver']}, CUDA {run['nvcc']}; {run['date']}; commit {run['commit']}."
+    return f"{device(run)}, driver {run['driver']}, CUDA {run['nvcc']}; {run['date']}; commit {run['commit']}."
+
+
+def device(run):
+    """The machine's GPUs: "NVIDIA H100 80GB HBM3", or "2 x NVIDIA H100 80GB HBM3" on a machine of
+    several (a one-GPU program ran on one of them)."""
+    count = run.get("gpus", 1)
+    return f"{count} × {run['gpu']}" if count > 1 else run["gpu"]
 
 
 # --- One recorded run ---------------------------------------------------------------------------
@@ -228,8 +237,10 @@ def write_record(logs, results, name="record", extra=None):
     record = {"kind": "record", "page": "README.md" if name == "record" else f"{name}.md",
               "run": json.loads((logs / "run.json").read_text()), "steps": {}}
     for step in STEPS:
-        if (logs / f"{step}.xml").exists():
-            cases = read_junit(logs / f"{step}.xml")
+        # A step run in parts (scripts/gpu-check.sh with GPU_CHECK_PART) left <step>-<part>.xml files.
+        parts = sorted(logs.glob(f"{step}.xml")) + sorted(logs.glob(f"{step}-*.xml"))
+        if parts:
+            cases = [case for part in parts for case in read_junit(part)]
             for case in cases:
                 if step == "sanitize":
                     case["summary"] = sanitizer_summary(case["output"])
@@ -237,8 +248,9 @@ def write_record(logs, results, name="record", extra=None):
                     keep_skipped_run(results, case, record["run"])
                 del case["output"]
             record["steps"][step] = cases
-    if (logs / "tests.log").exists() and name == "record":
-        (pathlib.Path(results) / "ctest.log").write_text((logs / "tests.log").read_text())
+    test_logs = sorted(logs.glob("tests.log")) + sorted(logs.glob("tests-*.log"))
+    if test_logs and name == "record":
+        (pathlib.Path(results) / "ctest.log").write_text("".join(log.read_text() for log in test_logs))
         record["ctest_log"] = "ctest.log"
     record.update(extra or {})
     data_dir(results).mkdir(parents=True, exist_ok=True)
@@ -283,7 +295,7 @@ def render_record(record, results=RESULTS):
     if record.get("intro"):
         out += [record["intro"], ""]
     out += ["Written by `scripts/gpu-check.sh`; do not edit by hand.", "", "| | |", "| --- | --- |",
-            f"| device | {run['gpu']} (compute capability {run['compute_cap']}) |",
+            f"| device | {device(run)} (compute capability {run['compute_cap']}) |",
             f"| driver | {run['driver']} (CUDA {run['driver_cuda']}) |"]
     for key, value in record.get("build", {}).items():
         out.append(f"| {key} | {value} |")
