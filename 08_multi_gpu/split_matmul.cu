@@ -18,19 +18,14 @@
 #include <tutorial/timer.cuh>
 
 #include "multi_gpu.cuh"
+#include "partition.hpp"
 
 namespace {
 
 using bf16 = __nv_bfloat16;
 
-/// Columns [first, first + count) of N split into `parts` near-equal blocks.
-struct Columns {
-  size_t first, count;
-};
-Columns part_of(size_t n, int parts, int which) {
-  const size_t base = n / parts, extra = n % parts;
-  return {which * base + std::min<size_t>(which, extra), base + (size_t(which) < extra ? 1 : 0)};
-}
+using Columns = partition::Range;  // columns [first, first + count)
+Columns part_of(size_t n, int parts, int which) { return partition::even(n, parts, which); }
 
 /// One GPU's share: the whole A, its block of B's columns, a whole C, two streams, cuBLAS.
 struct Gpu {
