@@ -167,9 +167,16 @@ if wants test; then
     step "ctest -L 'gpu|cli|host' -LE 'docs|record|no-gpu' (tests this machine cannot run: see the record)"
     run_ctest tests -L 'gpu|cli|host' -LE 'docs|record|no-gpu' --exclude-from-file "$logs/not-run.txt" \
       -j 4 --timeout 300 --no-tests=error || failed=1
-    for program in 04_fatbin 04_ptx_only; do  # what the driver runs from this build (the record's outputs)
+    # What the driver runs from this build (the record's outputs). Told what the binary embeds
+    # (--embeds, as this machine's cuobjdump lists it), each program names the code it ran.
+    cuobjdump=$(command -v cuobjdump || true)
+    for program in 04_fatbin 04_ptx_only; do
+      embeds=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import run_variants
+print(" ".join(run_variants.embeds(sys.argv[2], sys.argv[3])))' \
+        "$root/04_gencode_fatbin" "$cuobjdump" "$build/bin/$program")
+      # shellcheck disable=SC2086  # $embeds is "--embeds sm_70,...", or empty without cuobjdump
       python3 "$root/scripts/results.py" record "$record"_$program --results "$results" -- \
-        "$build/bin/$program" >/dev/null || failed=1
+        "$build/bin/$program" $embeds >/dev/null || failed=1
     done
     nsys_runs || failed=1
   else
