@@ -15,8 +15,15 @@ Fitted to the two-GPU runs, the model predicts other machines by counting steps 
   inside the host (NCCL's hierarchical pattern when each GPU has a NIC).
 
 Python's standard library only; test_alpha_beta.py checks it on made-up measurements.
+
+    python3 08_multi_gpu/model/alpha_beta.py [08_allreduce.json]
+
+prints the fit and the predictions as a table, and a SUMMARY line (the GPU check records it
+right after 08_allreduce's run). Exit 77 when there is no recorded run to fit.
 """
+import argparse
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,3 +104,48 @@ def measured_points(record_json):
     if len(points) < 2:
         raise ValueError("%s holds fewer than two nccl_us_<size> figures" % record_json)
     return sorted(points)
+
+
+def main(argv=None):
+    default = Path(__file__).resolve().parents[2] / "docs" / "results" / "data" / "08_allreduce.json"
+    parser = argparse.ArgumentParser(description="Fits the alpha-beta model to 08_allreduce's NCCL times "
+                                                 "and predicts 4 and 8 GPUs and two hosts.")
+    parser.add_argument("record", nargs="?", default=str(default), help="08_allreduce's record (default: %(default)s)")
+    args = parser.parse_args(argv)
+    if not Path(args.record).exists():
+        print("No recorded run of 08_allreduce at %s: nothing to fit. Skipping (exit code 77)." % args.record,
+              file=sys.stderr)
+        return 77
+    points = measured_points(args.record)
+    f = fit([s for s, _ in points], [t for _, t in points])
+    worst = max(abs(f.time(s) - t) / t for s, t in points)
+    print("Fit to NCCL's all-reduce on two GPUs: alpha = %.1f us, beta = %.0f GB/s; worst point %.0f%% off the fit.\n"
+          % (f.alpha * 1e6, f.beta / 1e9, 100 * worst))
+    print("### Predicted all-reduce time (fp32): 4 and 8 GPUs behind an NVSwitch (alpha once per call .. alpha per "
+          "step), two hosts of 8 over InfiniBand\n")
+    print("| Size | measured, 2 GPUs | fit, 2 GPUs | 4 GPUs | 8 GPUs | 2 hosts x 8 |")
+    print("|---|---|---|---|---|---|")
+    us = lambda seconds: "%.1f us" % (seconds * 1e6) if seconds < 1e-3 else "%.2f ms" % (seconds * 1e3)  # noqa: E731
+    for size, measured in points:
+        band = ["%s .. %s" % (us(one_host(n, size, f, per_step=False)), us(one_host(n, size, f))) for n in (4, 8)]
+        print("| %s | %s | %s | %s | %s | %s |" % (label(size), us(measured), us(f.time(size)), band[0], band[1],
+                                                   us(two_hosts(8, size, f))))
+    ok = worst < 1.0  # the shape is right: every measured point within a factor of two of the fit
+    print("\nCheck %s: every measured time within a factor of two of the fit" % ("ok" if ok else "FAILED"))
+    figures = {"alpha_us": round(f.alpha * 1e6, 1), "beta_gbs": round(f.beta / 1e9), "worst_pct": round(100 * worst),
+               "gpus8_1GiB_ms": round(one_host(8, 1 << 30, f) * 1e3, 2),
+               "hosts2_1GiB_ms": round(two_hosts(8, 1 << 30, f) * 1e3, 2)}
+    print("\nSUMMARY " + json.dumps({"program": "08_model", "checks": 1, "failed": 0 if ok else 1, "exact": 0,
+                                     "goals": [], "figures": figures}, separators=(",", ":")))
+    return 0 if ok else 1
+
+
+def label(size):
+    for unit, name in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+        if size >= unit and size % unit == 0:
+            return "%d %s" % (size // unit, name)
+    return "%d B" % size
+
+
+if __name__ == "__main__":
+    sys.exit(main())

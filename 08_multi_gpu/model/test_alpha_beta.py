@@ -1,4 +1,6 @@
 """CPU tests of the alpha-beta model (python3 -m unittest discover -s 08_multi_gpu/model)."""
+import contextlib
+import io
 import json
 import random
 import tempfile
@@ -80,6 +82,25 @@ class RecordTest(unittest.TestCase):
             self.assertEqual([s for s, _ in points], [4096, 1 << 30])
             for (_, got), want in zip(points, [10e-6, 3300e-6]):
                 self.assertAlmostEqual(got / want, 1, places=12)
+
+
+class CommandLineTest(unittest.TestCase):
+    def test_skips_without_a_record(self):
+        self.assertEqual(ab.main(["/nonexistent/08_allreduce.json"]), 77)
+
+    def test_table_and_summary_from_a_record(self):
+        figures = {"nccl_us_%dKiB" % (s >> 10): (10e-6 + s / 300e9) * 1e6 for s in SIZES}
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "08_allreduce.json"
+            path.write_text(json.dumps({"summaries": [{"figures": figures}]}))
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(ab.main([str(path)]), 0)
+        summary = json.loads(out.getvalue().splitlines()[-1][len("SUMMARY "):])
+        self.assertEqual(summary["failed"], 0)
+        self.assertAlmostEqual(summary["figures"]["alpha_us"], 10.0)
+        self.assertEqual(summary["figures"]["beta_gbs"], 300)
+        self.assertIn("| 1 GiB |", out.getvalue())
 
 
 if __name__ == "__main__":
