@@ -152,6 +152,7 @@ __global__ void __launch_bounds__(PaddedTiles::kThreads, 1) tc_cp_async_wmma(Gem
   // tile t), so the loads' latency hides behind the math.
   WmmaFragments<T> frags[2];
   frags[0].load(tile_a(0), tile_b(0), wm, wn, 0);
+  // [excerpt:ring]
   for (int t = 0; t < tiles; ++t) {
     const int next = t + T::kStages - 1;  // into the stage of tile t-1, which every warp is done with
     if (next < tiles) load(next % T::kStages, next * T::BK);
@@ -172,6 +173,7 @@ __global__ void __launch_bounds__(PaddedTiles::kThreads, 1) tc_cp_async_wmma(Gem
         for (int j = 0; j < T::WN / 16; ++j) wmma::mma_sync(acc[i][j], frags[k % 2].a[i], frags[k % 2].b[j], acc[i][j]);
     }
   }
+  // [/excerpt:ring]
   // [/excerpt:main-loop]
 
   // The tiles are no longer needed (the last barrier above came after every warp's last read):
