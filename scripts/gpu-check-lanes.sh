@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The full GPU check on a machine of two or more GPUs, in two parts short enough for a lent
+# machine's ten-minute calls. The one-GPU work runs in two lanes at once, each on a GPU of its
+# own, so no benchmark shares its GPU; chapter 08 (every GPU) then runs alone.
+#   part 1: build; GPU 1: every test and sanitizer run but chapter 08's;
+#                  GPU 0: the longest benchmarks (chapters 06 and 07)
+#   part 2: GPU 0: the other one-GPU benchmarks; then chapter 08's tests, sanitizer runs and
+#           benchmarks on every GPU; then the record (scripts/results.py), from both parts
+# Usage: scripts/gpu-check-lanes.sh 1|2 <results-dir> [archive]
+# <results-dir> must lie outside a source tree that is copied afresh between the parts; it starts
+# as a copy of docs/results/. With [archive], the part ends by packing <results-dir> and the
+# check's logs into that .tar.gz (what a lent machine sends back).
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+part=${1:-} results=${2:-} archive=${3:-}
+if [[ ! $part =~ ^[12]$ ]] || [ -z "$results" ]; then
+  sed -n '2,12p' "$0" >&2
+  exit 2
+fi
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+check=$root/scripts/gpu-check.sh
+logs=${BUILD_DIR:-$root/build-gpu}/gpu-check-logs
+multi='^08_'      # chapter 08: needs every GPU
+long='^0[67]_'    # the benchmarks of chapters 06 and 07 take most of the benchmark time
+if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')" -lt 2 ]; then
+  echo "gpu-check-lanes: needs two GPUs; use scripts/gpu-check.sh on a machine of one"
+  exit 77
+fi
+[ -d "$results" ] || cp -r "$root/docs/results" "$results"
+
+failed=0
+if [ "$part" = 1 ]; then
+  "$check" --steps build "$results" || exit 1
+  GPU_CHECK_DEVICE=1 CTEST_EXCLUDE=$multi "$check" --steps test,sanitize "$results" \
+    >"$logs/lane-tests.txt" 2>&1 &
+  tests=$!
+  GPU_CHECK_DEVICE=0 GPU_CHECK_PART=long CTEST_REGEX=$long "$check" --steps benchmark "$results" ||
+    failed=1
+  wait $tests || failed=1
+  cat "$logs/lane-tests.txt"
+else
+  GPU_CHECK_DEVICE=0 GPU_CHECK_PART=short CTEST_EXCLUDE="$multi|$long" \
+    "$check" --steps benchmark "$results" || failed=1
+  GPU_CHECK_PART=multi CTEST_REGEX=$multi "$check" --steps test,sanitize,benchmark "$results" ||
+    failed=1
+  "$check" --steps record "$results" || failed=1
+fi
+if [ -n "$archive" ]; then
+  tar -czf "$archive" -C "$(dirname "$results")" "$(basename "$results")" \
+    -C "$(dirname "$logs")" "$(basename "$logs")"
+fi
+exit $failed
