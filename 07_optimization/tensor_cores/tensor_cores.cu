@@ -1,6 +1,8 @@
 // Chapter 07, part 5: the tensor cores. C = A * B^T (row-major; A is M x K, B is N x K) with bf16
 // inputs and fp32 accumulation, in seven steps from WMMA to Hopper's TMA + wgmma in clusters, each
-// verified and timed against cuBLAS (cublasGemmEx: bf16 in, fp32 compute, fp32 out) in the same run.
+// verified and timed against cuBLAS (cublasGemmEx: bf16 in, fp32 compute, fp32 out) in the same run:
+// in rounds, each row's batch right after a batch of cuBLAS (fair_race.cuh), its share taken against
+// those cuBLAS runs, with the SM clock, power and energy per FLOP NVML saw during its batches.
 //
 // Checks for every step and every library row, each on a freshly poisoned C (NaN):
 //  - exact: whole numbers in -32..32 are exact in bf16 (8 significant bits). Each product is a
@@ -35,6 +37,7 @@
 #include "01_wmma.cuh"
 #include "02_cp_async.cuh"
 #include "03_mma_ldmatrix.cuh"
+#include "fair_race.cuh"
 
 #if TC_HAVE_SM90A
 namespace tc {  // steps 4-7, compiled for sm_90a only
@@ -236,11 +239,66 @@ void check_random(const RandomProblem& p, const std::vector<const Step*>& steps,
     verifier.within(row.name + what, worst_against_bound(run(row, in, C), elements, want, bound), 1.0);
 }
 
-struct Timed {
+// Each batch of a row lasts at least this long (more runs for fast kernels): 100 NVML samples, and
+// long enough that the power limiter's swings (100-ms batches varied by +-7%) average out.
+constexpr double kBatchMs = 200.0;
+constexpr int kMaxBatchRuns = 2000;
+
+/// One row of a shape's race: its runs, and the cuBLAS BF16 runs timed right before each of its
+/// batches (the cuBLAS row itself pools every cuBLAS batch of the shape).
+struct Row {
+  Row(const Step* s, double f) : step(s), flops(f) {}
   const Step* step;
-  tutorial::Timing timing;
-  double tflops;
+  double flops;  // per run
+  int runs = 0;  // per batch
+  std::vector<double> ms, beside_ms;
+  tc::Drawn drawn, beside_drawn;
+  double median_ms() const { return tutorial::summarize(ms).median_ms; }
+  double tflops() const { return flops / (median_ms() * 1e9); }
+  /// Joules per FLOP of this row's batches, in pJ (NaN without NVML).
+  double pj_per_flop() const { return 1e12 * drawn.joules() / (flops * double(ms.size())); }
 };
+
+/// How many timed runs a batch of \p launch needs to last kBatchMs, from one probing run.
+template <typename Launch>
+int batch_runs(Launch&& launch, int at_least) {
+  tutorial::EventTimer probe;
+  probe.start();
+  launch();
+  probe.stop();
+  const double once = std::max(double(probe.elapsed_ms()), 1e-3);
+  return int(std::clamp(std::ceil(kBatchMs / once), double(at_least), double(kMaxBatchRuns)));
+}
+
+/// The fair race of one shape: \p rounds rounds; in each, every row but cuBLAS (rows[0]) in a
+/// shuffled order, each one's batch right after a batch of cuBLAS, both with the same warm-up.
+void race(std::vector<Row>& rows, const tc::Gemm& g, int rounds, int runs, tc::Sampler& sampler) {
+  constexpr int kWarmup = 3;
+  for (Row& row : rows) row.runs = batch_runs([&] { row.step->launch(g); }, runs);
+  std::vector<size_t> order(rows.size() - 1);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i + 1;
+  Row& cublas = rows[0];
+  for (int round = 0; round < rounds; ++round) {
+    for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[lab::mix(round, i) % i]);
+    for (size_t r : order) {
+      Row& row = rows[r];
+      const size_t before = cublas.ms.size();
+      const tc::Drawn beside =
+          tc::time_batch([&] { cublas.step->launch(g); }, kWarmup, cublas.runs, sampler, cublas.ms);
+      cublas.drawn.add(beside);
+      row.beside_drawn.add(beside);
+      row.beside_ms.insert(row.beside_ms.end(), cublas.ms.begin() + before, cublas.ms.end());
+      row.drawn.add(tc::time_batch([&] { row.step->launch(g); }, kWarmup, row.runs, sampler, row.ms));
+    }
+  }
+  cublas.beside_ms = cublas.ms;
+  cublas.beside_drawn = cublas.drawn;
+}
+
+/// "n/a" for what NVML could not measure.
+std::string or_na(double value, const char* format) {
+  return std::isfinite(value) ? tutorial::format(format, value) : "n/a";
+}
 
 }  // namespace
 
@@ -248,26 +306,28 @@ int main(int argc, char** argv) {
   tutorial::Cli cli("07_tensor_cores",
                     "bf16 matrix multiply C = A * B^T with fp32 accumulation (row-major, B is N x K): "
                     "seven tensor-core kernels from WMMA to TMA + wgmma in clusters, each verified and timed "
-                    "against cuBLAS. Without --m, --n, --k: 4096^3, 8192^3 and 4096 x 14336 x 4096.");
-  cli.add_int("m", "rows of A and C (0: the three benchmark shapes)", 0, 0, kMaxSize);
-  cli.add_int("n", "columns of C, rows of B (0: the three benchmark shapes)", 0, 0, kMaxSize);
-  cli.add_int("k", "columns of A and B (0: the three benchmark shapes)", 0, 0, kMaxSize);
-  cli.add_int("runs", "most timed runs per step (the median is reported)", 20, 1, 1000);
+                    "against cuBLAS in interleaved rounds. Without --m, --n, --k: 4096^3, 6144^3, 8192^3 and "
+                    "8192 x 14336 x 8192.");
+  cli.add_int("m", "rows of A and C (0: the four benchmark shapes)", 0, 0, kMaxSize);
+  cli.add_int("n", "columns of C, rows of B (0: the four benchmark shapes)", 0, 0, kMaxSize);
+  cli.add_int("k", "columns of A and B (0: the four benchmark shapes)", 0, 0, kMaxSize);
+  cli.add_int("runs", "timed runs per batch, at least (fast kernels run more: a batch lasts >= 200 ms)", 5, 1, 1000);
+  cli.add_int("rounds", "rounds of the race: each row's batch right after a cuBLAS batch, shuffled", 3, 1, 100);
   cli.add_int("step", "run only this step (1-7; 0: all); cuBLAS always runs", 0, 0, kSteps);
   cli.add_flag("check-only", "verify every step, time nothing");
   cli.parse_or_exit(argc, argv);
   const int m = int(cli.get_int("m")), n = int(cli.get_int("n")), k = int(cli.get_int("k"));
   if ((m == 0 || n == 0 || k == 0) && (m != 0 || n != 0 || k != 0)) {
     std::fprintf(stderr,
-                 "07_tensor_cores: give --m, --n and --k together (or none of them: the three "
+                 "07_tensor_cores: give --m, --n and --k together (or none of them: the four "
                  "benchmark shapes); see --help\n");
     return tutorial::kExitUsage;
   }
-  const int runs = int(cli.get_int("runs")), only = int(cli.get_int("step"));
+  const int runs = int(cli.get_int("runs")), rounds = int(cli.get_int("rounds")), only = int(cli.get_int("step"));
   const bool check_only = cli.get_flag("check-only");
   const std::vector<Shape> shapes =
       m > 0 ? std::vector<Shape>{{m, n, k}}
-            : std::vector<Shape>{{4096, 4096, 4096}, {8192, 8192, 8192}, {4096, 14336, 4096}};
+            : std::vector<Shape>{{4096, 4096, 4096}, {6144, 6144, 6144}, {8192, 8192, 8192}, {8192, 14336, 8192}};
 
   // bf16 mma, cp.async and ldmatrix need compute capability 8.0, and the build holds no code below
   // it: say so here, before require_gpu() looks for code and suggests a rebuild that cannot help.
@@ -348,12 +408,14 @@ int main(int argc, char** argv) {
   const std::vector<float> peak_sums = peak_out.download();
   verifier.exact("mma.sync ceiling kernel, operands 1.0: each thread's sum of its accumulators",
                  tutorial::max_abs_error_from(peak_sums.data(), tc::kPeakSum, peak_sums.size()));
-  const Step peak{"mma.sync alone: operands in registers, no loads", "mma_sync_peak", nullptr};
-  tutorial::Timing peak_timing;
-  if (!check_only)
-    peak_timing = lab::time_step([&] { tc::launch_mma_sync_peak(peak_out.data(), peak_blocks); }, runs);
+  const Step peak{"mma.sync alone: operands in registers, no loads", "mma_sync_peak",
+                  [&](const tc::Gemm&) { tc::launch_mma_sync_peak(peak_out.data(), peak_blocks); }};
+  const tc::Nvml nvml;
+  tc::Sampler sampler(nvml);
+  std::printf("NVML during every timed batch: SM clock, clock-event reasons, power (%s)\n", nvml.power_source());
 
   std::vector<double> lowest_pct(kSteps + 1, INFINITY);  // per step: its lowest share of cuBLAS BF16
+  double worst_vs_previous = INFINITY;  // the lowest (step n's share) / (step n-1's share) at any shape, in %
   for (const Shape& s : shapes) {
     std::printf("\n## M = %d, N = %d, K = %d\n\n", s.M, s.N, s.K);
     // Device: A and B in bf16 (exact and random inputs) and in fp32 (random), and C.
@@ -370,37 +432,50 @@ int main(int argc, char** argv) {
 
     // Timing: the random inputs (never zeros: they can run faster than real data).
     const double flops = 2.0 * s.M * s.N * s.K;
-    std::vector<Timed> timed;
-    const auto time = [&](const Step& step) {
-      const tc::Gemm g = random.in.gemm(C.data());
-      const tutorial::Timing t = lab::time_step([&] { step.launch(g); }, runs);
-      timed.push_back({&step, t, flops / (t.median_ms * 1e9)});
-    };
-    for (const Step* step : steps) time(*step);
-    timed.push_back({&peak, peak_timing, peak_flops / (peak_timing.median_ms * 1e9)});
-    for (const Step& row : fp32_rows) time(row);
-    const double baseline = timed[0].tflops, ceiling = timed[steps.size()].tflops;
-    std::printf("\n### M = %d, N = %d, K = %d: %.1f GFLOP per run\n\n", s.M, s.N, s.K, flops / 1e9);
-    tutorial::Table table({"Step", "Time", "TFLOP/s", "% of cuBLAS BF16", "runs"});
+    std::vector<double> shape_pct(kSteps + 1, NAN);  // each step's share at this shape
+    std::vector<Row> rows;
+    for (const Step* step : steps) rows.emplace_back(step, flops);
+    rows.emplace_back(&peak, peak_flops);
+    for (const Step& row : fp32_rows) rows.emplace_back(&row, flops);
+    race(rows, random.in.gemm(C.data()), rounds, runs, sampler);
+
+    std::printf("\n### M = %d, N = %d, K = %d: %.1f GFLOP per run, %d rounds\n\n", s.M, s.N, s.K, flops / 1e9, rounds);
+    tutorial::Table table({"Step", "Time", "TFLOP/s", "% of cuBLAS BF16 beside it", "cuBLAS beside it",
+                           "SM clock", "Power", "Power capped", "Energy / FLOP", "vs cuBLAS beside", "runs"});
     const std::string label = s.label();
-    for (const Timed& row : timed) {
-      const double pct = 100.0 * row.tflops / baseline;
-      table.add_row({row.step->name, tutorial::format_time(row.timing.median_ms),
-                     tutorial::format("%.1f", row.tflops), lab::percent(row.tflops, baseline),
-                     std::to_string(row.timing.runs)});
-      verifier.figure(row.step->key + "_tflops_" + label, std::round(row.tflops));
-      if (&row == &timed[0]) continue;
+    const double ceiling = rows[steps.size()].tflops();
+    for (const Row& row : rows) {
+      const double beside_tflops = flops / (tutorial::summarize(row.beside_ms).median_ms * 1e9);
+      const double pct = 100.0 * row.tflops() / beside_tflops;
+      const double beside_pj = 1e12 * row.beside_drawn.joules() / (flops * double(row.beside_ms.size()));
+      table.add_row({row.step->name, tutorial::format_time(row.median_ms()), tutorial::format("%.1f", row.tflops()),
+                     tutorial::format("%.1f%%", pct), tutorial::format_time(tutorial::summarize(row.beside_ms).median_ms),
+                     or_na(row.drawn.mean_mhz(), "%.0f MHz"), or_na(row.drawn.mean_watts(), "%.0f W"),
+                     or_na(100.0 * row.drawn.capped_share(), "%.0f%%"), or_na(row.pj_per_flop(), "%.2f pJ"),
+                     or_na(100.0 * row.pj_per_flop() / beside_pj, "%.0f%%"),
+                     tutorial::format("%d x %d", rounds, row.runs)});
+      verifier.figure(row.step->key + "_tflops_" + label, std::round(row.tflops()));
+      if (std::isfinite(row.drawn.mean_mhz())) {
+        verifier.figure(row.step->key + "_mhz_" + label, std::round(row.drawn.mean_mhz()));
+        verifier.figure(row.step->key + "_watts_" + label, std::round(row.drawn.mean_watts()));
+        verifier.figure(row.step->key + "_pj_per_flop_" + label, std::round(row.pj_per_flop() * 100.0) / 100.0);
+      }
+      if (&row == &rows[0]) continue;
       verifier.figure(row.step->key + "_pct_" + label, std::round(pct * 10.0) / 10.0);
       const int number = std::atoi(row.step->name.c_str());
       if (number > 0) lowest_pct[number] = std::min(lowest_pct[number], pct);
+      if (number > 1 && std::isfinite(shape_pct[number - 1]))  // each step against the one before it
+        worst_vs_previous = std::min(worst_vs_previous, 100.0 * pct / shape_pct[number - 1]);
+      if (number > 0) shape_pct[number] = pct;
       if (number > 0 && number < 4)  // built on mma.sync: their share of its ceiling
-        verifier.figure(row.step->key + "_pct_of_mma_sync_" + label, std::round(1000.0 * row.tflops / ceiling) / 10.0);
+        verifier.figure(row.step->key + "_pct_of_mma_sync_" + label, std::round(1000.0 * row.tflops() / ceiling) / 10.0);
     }
     table.print();
   }
 
   if (!check_only) {
-    std::printf("\nGoals: each step's lowest share of cuBLAS BF16 over the shapes above.\n");
+    std::printf("\nGoals: each step's lowest share of cuBLAS BF16 over the shapes above (each share against the "
+                "cuBLAS batches timed beside that step).\n");
     const struct {
       int step;
       const char* what;
@@ -410,12 +485,15 @@ int main(int argc, char** argv) {
                  {3, "step 3 (mma.sync + ldmatrix) vs cuBLAS BF16, moonshot", 70},
                  {4, "step 4 (TMA + wgmma, one warpgroup) vs cuBLAS BF16", 55},
                  {5, "step 5 (producer + consumer warpgroups) vs cuBLAS BF16", 85},
-                 {6, "step 6 (persistent, TMA store) vs cuBLAS BF16", 95},
+                 {6, "step 6 (persistent, TMA store) vs cuBLAS BF16", 97},
                  {7, "step 7 (clusters, TMA multicast) vs cuBLAS BF16", 100},
                  {7, "step 7 (clusters, TMA multicast) vs cuBLAS BF16, moonshot", 105}};
     for (const auto& goal : goals)
       if (std::isfinite(lowest_pct[goal.step]))
         verifier.goal(goal.what, std::round(lowest_pct[goal.step] * 10.0) / 10.0, goal.at_least, "%");
+    if (std::isfinite(worst_vs_previous))  // 1% allowance for noise
+      verifier.goal("every step vs the step before it, lowest ratio of shares at any shape",
+                    std::round(worst_vs_previous * 10.0) / 10.0, 99, "%");
   }
   if (!hopper_skipped.empty() && hopper_asked) std::printf("\n%s\n", hopper_skipped.c_str());
   return verifier.finish("07_tensor_cores");
