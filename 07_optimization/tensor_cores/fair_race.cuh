@@ -43,14 +43,14 @@ class Nvml {
     find(power_, "nvmlDeviceGetPowerUsage");
     find(fields_, "nvmlDeviceGetFieldValues");
     find(reasons_, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    if (!init || !by_bus_id || !shutdown_ || init() != 0) return;
+    initialized_ = true;
     // NVML numbers GPUs its own way (CUDA_VISIBLE_DEVICES does not renumber them): find CUDA's
-    // device 0 by its PCI bus id.
+    // current device by its PCI bus id.
     char bus_id[32] = {};
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device));
-    if (!init || !by_bus_id || !shutdown_ || init() != 0) return;
-    initialized_ = true;
     if (by_bus_id(bus_id, &device_) != 0) device_ = nullptr;
     instant_ = std::isfinite(instant_watts());
   }

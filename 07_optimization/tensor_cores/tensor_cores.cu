@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <string>
 #include <tutorial/buffer.cuh>
 #include <tutorial/cli.hpp>
@@ -410,9 +411,13 @@ int main(int argc, char** argv) {
                  tutorial::max_abs_error_from(peak_sums.data(), tc::kPeakSum, peak_sums.size()));
   const Step peak{"mma.sync alone: operands in registers, no loads", "mma_sync_peak",
                   [&](const tc::Gemm&) { tc::launch_mma_sync_peak(peak_out.data(), peak_blocks); }};
-  const tc::Nvml nvml;
-  tc::Sampler sampler(nvml);
-  std::printf("NVML during every timed batch: SM clock, clock-event reasons, power (%s)\n", nvml.power_source());
+  std::unique_ptr<tc::Nvml> nvml;  // only when timing: checks alone need no sampler thread
+  std::unique_ptr<tc::Sampler> sampler;
+  if (!check_only) {
+    nvml = std::make_unique<tc::Nvml>();
+    sampler = std::make_unique<tc::Sampler>(*nvml);
+    std::printf("NVML during every timed batch: SM clock, clock-event reasons, power (%s)\n", nvml->power_source());
+  }
 
   std::vector<double> lowest_pct(kSteps + 1, INFINITY);  // per step: its lowest share of cuBLAS BF16
   double worst_vs_previous = INFINITY;  // the lowest (step n's share) / (step n-1's share) at any shape, in %
@@ -437,7 +442,7 @@ int main(int argc, char** argv) {
     for (const Step* step : steps) rows.emplace_back(step, flops);
     rows.emplace_back(&peak, peak_flops);
     for (const Step& row : fp32_rows) rows.emplace_back(&row, flops);
-    race(rows, random.in.gemm(C.data()), rounds, runs, sampler);
+    race(rows, random.in.gemm(C.data()), rounds, runs, *sampler);
 
     std::printf("\n### M = %d, N = %d, K = %d: %.1f GFLOP per run, %d rounds\n\n", s.M, s.N, s.K, flops / 1e9, rounds);
     tutorial::Table table({"Step", "Time", "TFLOP/s", "% of cuBLAS BF16 beside it", "cuBLAS beside it",
