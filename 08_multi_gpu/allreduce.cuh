@@ -105,6 +105,7 @@ __global__ void __launch_bounds__(kThreads) one_shot(Peers peers, int rank, size
   auto slot = [&](int gpu, int from) { return peers.staging[gpu] + ((epoch & 1) * kGpus + from) * kOneShotMaxFloats; };
   const size_t n4 = n / 4;
   const size_t first = size_t(blockIdx.x) * blockDim.x + threadIdx.x, stride = size_t(gridDim.x) * blockDim.x;
+  // [excerpt:push]
   for (size_t i = first; i < n4; i += stride) {
     const float4 v = reinterpret_cast<const float4*>(peers.in[rank])[i];
 #pragma unroll
@@ -113,6 +114,7 @@ __global__ void __launch_bounds__(kThreads) one_shot(Peers peers, int rank, size
   if (blockIdx.x == 0 && threadIdx.x < n - n4 * 4)  // the last n % 4 floats
     for (int p = 0; p < kGpus; ++p) slot(p, rank)[n4 * 4 + threadIdx.x] = peers.in[rank][n4 * 4 + threadIdx.x];
   if (!barrier<kGpus>(peers, rank, kStart, epoch, timeout, timeout_ns)) return;
+  // [/excerpt:push]
   for (size_t i = first; i < n4; i += stride) {
     float4 sum = reinterpret_cast<const float4*>(slot(rank, 0))[i];
 #pragma unroll

@@ -128,11 +128,13 @@ inline void synchronize_all(int gpus) {
 inline bool peer_copy_is_exact(int src, int dst, size_t count = 1 << 20) {
   std::vector<unsigned> pattern(count);
   for (size_t i = 0; i < count; ++i) pattern[i] = unsigned(i * 2654435761u) ^ unsigned(src << 24);
+  // [excerpt:test-copy]
   GpuArray<unsigned> from(src, count), to(dst, count);
   from.upload(pattern);
   CUDA_CHECK(cudaMemset(to.data(), 0, to.bytes()));
   CUDA_CHECK(cudaMemcpyPeer(to.data(), dst, from.data(), src, from.bytes()));
   return to.download() == pattern;
+  // [/excerpt:test-copy]
 }
 
 /// Turns on direct access from every GPU to every other, after checking each pair can

@@ -53,6 +53,7 @@ bool read_all(int fd, void* data, size_t bytes) {
 // [excerpt:rank]
 /// One child: GPU `rank` of `world`. The unique id comes from rank 0, through a pipe.
 int run_rank(int rank, int world, int id_in, const std::vector<int>& id_out, int result_out, int runs) {
+  // [excerpt:unique-id]
   ncclUniqueId id;
   if (rank == 0) {
     NCCL_CHECK(ncclGetUniqueId(&id));  // an address for the others to find rank 0
@@ -64,6 +65,7 @@ int run_rank(int rank, int world, int id_in, const std::vector<int>& id_out, int
   if (rank == 0) multi_gpu::require_matching_nccl();
   ncclComm_t comm;
   NCCL_CHECK(ncclCommInitRank(&comm, world, id, rank));  // waits until all `world` ranks join
+  // [/excerpt:unique-id]
   // [/excerpt:rank]
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));

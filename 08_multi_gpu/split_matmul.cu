@@ -167,6 +167,7 @@ int main(int argc, char** argv) {
         const Columns part = part_of(gpu.cols.count, pieces, p);
         const Columns cols{gpu.cols.first + part.first, part.count};
         if (record) span(gpu, gpu.compute, "compute", tutorial::format("GEMM %d", p), true);
+        // [excerpt:piece]
         gemm(gpu, m, k, cols, gpu.compute);
         if (record) span(gpu, gpu.compute, "compute", "", false);
         CUDA_CHECK(cudaEventRecord(gpu.chunk_ready[p], gpu.compute));
@@ -176,6 +177,7 @@ int main(int argc, char** argv) {
           if (peer.id != gpu.id)
             CUDA_CHECK(cudaMemcpyPeerAsync(peer.c.data() + cols.first * m, peer.id, gpu.c.data() + cols.first * m,
                                            gpu.id, cols.count * m * sizeof(bf16), gpu.copy));
+        // [/excerpt:piece]
         if (record) span(gpu, gpu.copy, "copy", "", false);
       }
       CUDA_CHECK(cudaEventRecord(gpu.done, gpu.copy));

@@ -66,9 +66,11 @@ def fit(sizes, seconds):
     return Fit(alpha=max(a, 0.0), beta=1 / b)
 
 
+# [excerpt:ring]
 def ring(n, size, alpha_step, bandwidth):
     """A ring all-reduce over n GPUs: 2 (n - 1) steps, 2 (n - 1) / n of the message per GPU."""
     return 2 * (n - 1) * alpha_step + 2 * (n - 1) / n * size / bandwidth
+# [/excerpt:ring]
 
 
 def one_host(n, size, two_gpu_fit, per_step=True):
