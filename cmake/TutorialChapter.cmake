@@ -6,6 +6,7 @@
 #     [LIBRARIES     <targets>...]   # e.g. CUDA::cublas
 #     [VERIFY_ARGS   <args>...]      # arguments for the verification test
 #     [SANITIZE_ARGS <args>...]      # arguments for compute-sanitizer runs (keep them small)
+#     [NO_SANITIZE   <reason>]       # no sanitizer runs: a program with no kernels of its own
 #     [BENCHMARK_ARGS <args>...])    # arguments for the benchmark run; omit for no benchmark
 #
 # The verification test's verdict is the program's exit code (0: every check passed), and its
@@ -24,7 +25,7 @@ if(TUTORIAL_GPU_CHECK)
 endif()
 
 function(tutorial_add_chapter target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" ""
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "NO_SANITIZE"
                         "SOURCES;LIBRARIES;VERIFY_ARGS;SANITIZE_ARGS;BENCHMARK_ARGS")
   if(NOT arg_SOURCES)
     message(FATAL_ERROR "tutorial_add_chapter(${target}): SOURCES is required")
@@ -34,7 +35,11 @@ function(tutorial_add_chapter target)
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
 
   tutorial_add_verification(${target} NAME verify ARGS ${arg_VERIFY_ARGS})
-  tutorial_add_gpu_command(sanitize ${target} $<TARGET_FILE:${target}> ${arg_SANITIZE_ARGS})
+  if(NOT arg_NO_SANITIZE)
+    tutorial_add_gpu_command(sanitize ${target} $<TARGET_FILE:${target}> ${arg_SANITIZE_ARGS})
+  elseif(arg_SANITIZE_ARGS)
+    message(FATAL_ERROR "tutorial_add_chapter(${target}): SANITIZE_ARGS and NO_SANITIZE exclude each other")
+  endif()
   if(DEFINED arg_BENCHMARK_ARGS OR "BENCHMARK_ARGS" IN_LIST arg_KEYWORDS_MISSING_VALUES)
     tutorial_add_gpu_command(benchmark ${target} $<TARGET_FILE:${target}> ${arg_BENCHMARK_ARGS})
   endif()
