@@ -19,7 +19,7 @@ import pathlib
 import sys
 
 PAGES_WITH_INSTALL_LINES = ["README.md", "docs/environment.md"]
-PAGES_RUN_AS_WRITTEN = ["README.md"]
+PAGES_RUN_AS_WRITTEN = ["README.md", "docs/environment.md"]
 PAGES_WITH_TOOLKIT_RANGE = ["README.md", "docs/index.md", "docs/environment.md"]
 TOOLKIT_RANGE = "11.8 to 13.x"
 
