@@ -78,8 +78,11 @@ CLAIMS = [
     ("tensor cores: the mma.sync ceiling is below cuBLAS BF16, and steps 2 and 3 below the ceiling",
      ["07_tensor_cores:mma_sync_peak_pct_4096", "07_tensor_cores:step2_pct_of_mma_sync_4096",
       "07_tensor_cores:step3_pct_of_mma_sync_4096"], lambda peak, s2, s3: peak < 100 and s2 < 100 and s3 < 100),
-    ("hopper: step 7's multicast does not make it faster than step 6 at 4096^3 (within a point)",
-     ["07_tensor_cores:step6_pct_4096", "07_tensor_cores:step7_pct_4096"], lambda s6, s7: s7 <= s6 + 1.0),
+    # In the fair race each share is against the cuBLAS batches beside that row, so two rows' shares
+    # differ by cuBLAS's own spread too; the sentence compares the rows' own rates.
+    ("hopper part 2: at 4096^3 step 7's own rate in the race stayed within a point of step 6's (multicast did not make it faster)",
+     ["07_tensor_cores:step6_tflops_4096", "07_tensor_cores:step7_tflops_4096"],
+     lambda t6, t7: abs(t7 - t6) <= 0.01 * t6),
 ]
 
 
