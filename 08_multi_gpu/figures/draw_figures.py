@@ -7,11 +7,13 @@
 - topology.svg: the two-GPU machine as nvidia-smi topo -m describes it (a drawing, no data);
 - allreduce.svg: the one-shot and two-stage all-reduce on two GPUs (a drawing, no data);
 - timeline.svg: when each GEMM piece and each send ran on each GPU, from the event timestamps that
-  08_split_matmul --timeline wrote (docs/results/data/08_split_matmul_timeline.csv, written by the
-  GPU check's benchmark run, else figures/timeline.csv from a development run);
-- model.svg: NCCL's all-reduce time measured on two GPUs (docs/results/data/08_allreduce.json once
-  the GPU check has recorded it, else figures/allreduce_dev_run.json), the alpha-beta fit, and its
-  predictions for 4 and 8 GPUs behind an NVSwitch and for two hosts of 8 over InfiniBand.
+  08_split_matmul --timeline wrote in the GPU check's benchmark run
+  (docs/results/data/08_split_matmul_timeline.csv);
+- model.svg: NCCL's all-reduce time measured on two GPUs in the GPU check
+  (docs/results/data/08_allreduce.json), the alpha-beta fit, and its predictions for 4 and 8 GPUs
+  behind an NVSwitch and for two hosts of 8 over InfiniBand.
+
+After a new GPU check, redraw: the ctest 08_multi_gpu.figures_up_to_date fails until then.
 """
 import csv
 import math
@@ -88,7 +90,7 @@ def draw_allreduce():
 
 
 def draw_timeline():
-    source = TIMELINE_RECORD if TIMELINE_RECORD.exists() else HERE / "timeline.csv"
+    source = TIMELINE_RECORD
     rows = list(csv.DictReader(source.open(encoding="utf-8")))
     versions = list(dict.fromkeys(r["version"] for r in rows))
     gpus = sorted({int(r["gpu"]) for r in rows})
@@ -126,7 +128,7 @@ def draw_timeline():
 
 
 def draw_model():
-    source = RECORD if RECORD.exists() else HERE / "allreduce_dev_run.json"
+    source = RECORD
     points = alpha_beta.measured_points(source)
     fit = alpha_beta.fit([s for s, _ in points], [t for _, t in points])
     left, top, width, height = 80, 50, 520, 300
