@@ -53,7 +53,7 @@ struct Span {
   int gpu;
   const char* lane;
   std::string what;
-  cudaEvent_t start, stop, origin;
+  cudaEvent_t start, stop;  // timed from origin[gpu], recorded as that GPU starts the split
 };
 
 }  // namespace
@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
   std::vector<Span> spans;  // filled only when asked to
   auto span = [&](Gpu& gpu, cudaStream_t stream, const char* lane, std::string what, bool start) {
     if (start) {
-      spans.push_back({gpu.id, lane, std::move(what), nullptr, nullptr, nullptr});
+      spans.push_back({gpu.id, lane, std::move(what), nullptr, nullptr});
       CUDA_CHECK(cudaEventCreate(&spans.back().start));
       CUDA_CHECK(cudaEventCreate(&spans.back().stop));
       CUDA_CHECK(cudaEventRecord(spans.back().start, stream));
