@@ -19,7 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "batch_timer.cuh"
 #include "multi_gpu.cuh"
 
 namespace allreduce {

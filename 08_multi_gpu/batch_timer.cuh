@@ -19,12 +19,6 @@
 
 namespace multi_gpu {
 
-__device__ inline unsigned long long globaltimer_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 /// Spins until *gate != 0, or for at most timeout_ns (then sets *timed_out).
 __global__ void gate_kernel(int* gate, int* timed_out, unsigned long long timeout_ns) {
   cuda::atomic_ref<int, cuda::thread_scope_system> flag(*gate);

@@ -1,6 +1,7 @@
 /// \file multi_gpu.cuh
 /// \brief What every chapter 08 program shares: counting the GPUs, turning peer access on
-/// only after a real copy checks out, memory that knows its GPU, and NVLink multicast off.
+/// only after a real copy checks out, memory that knows its GPU, NVLink multicast off, and the
+/// clock that bounds every wait.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -169,6 +170,13 @@ inline void enable_all_peers(int gpus, tutorial::Verifier* verifier = nullptr) {
     }
 }
 // [/excerpt:trust-peer]
+
+/// The GPU's nanosecond clock, for waits that give up after a time limit.
+__device__ inline unsigned long long globaltimer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
 
 /// Small whole numbers for GPU \p rank's element i: any sum of up to 2^20 of them is exact in
 /// float, so an all-reduce's answer is known exactly.

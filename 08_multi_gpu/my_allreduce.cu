@@ -13,6 +13,7 @@
 #include <tutorial/cli.hpp>
 
 #include "allreduce.cuh"
+#include "batch_timer.cuh"
 #include "nccl_check.hpp"
 
 namespace {
