@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <tutorial/check.cuh>  // the course's exit codes
+
 namespace multi_gpu {
 
 [[noreturn]] inline void fail_nccl_call(ncclResult_t result, const char* call, const char* file,
@@ -24,7 +26,7 @@ namespace multi_gpu {
   if (result == ncclInvalidUsage)
     std::fprintf(stderr, "  hint: one thread driving several GPUs must put their calls between "
                          "ncclGroupStart and ncclGroupEnd\n");
-  std::exit(1);
+  std::exit(tutorial::kExitFailure);
 }
 
 inline void check_nccl_call(ncclResult_t result, const char* call, const char* file, int line) {
@@ -51,7 +53,7 @@ inline void require_matching_nccl() {
     std::fprintf(stderr, "libnccl is %d.%d but nccl.h was %d.%d: the program loaded another NCCL "
                          "than it was built with (check LD_LIBRARY_PATH).\n",
                  runtime / 10000, runtime / 100 % 100, header / 10000, header / 100 % 100);
-    std::exit(1);
+    std::exit(tutorial::kExitFailure);
   }
 }
 
