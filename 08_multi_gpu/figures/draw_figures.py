@@ -42,11 +42,8 @@ def draw_topology():
     fig = Svg(560, 190, "Two H100s joined by NVLink: NV18 in nvidia-smi topo -m")
     gpu_box(fig, 20, 30, "GPU 0", "H100, 80 GB HBM3")
     gpu_box(fig, 390, 30, "GPU 1", "H100, 80 GB HBM3")
-    for dy, arrow_right in ((52, True), (72, False)):
-        if arrow_right:
-            fig.line(175, dy, 385, dy, width=2, arrow=True)
-        else:
-            fig.line(385, dy, 175, dy, width=2, arrow=True)
+    fig.line(175, 52, 385, 52, width=2, arrow=True)  # GPU 0 -> GPU 1
+    fig.line(385, 72, 175, 72, width=2, arrow=True)  # GPU 1 -> GPU 0
     fig.text(280, 44, "NV18: 18 NVLink 4 links", 12, "middle", weight="bold")
     fig.text(280, 120, "450 GB/s each way (datasheet), both ways at once", 11, "middle")
     fig.text(280, 150, "peer access: a kernel on one GPU loads and stores the other's memory;", 11, "middle")
