@@ -5,7 +5,7 @@
 // moves far more bytes than the L2 cache holds does that limit apply: below it, the cache
 // serves part of the data and a launch's fixed cost is a large part of the time, so a "share"
 // can read 200% (03_add_progression --big-n 1025 once printed 201.8%). Host-only, so it is
-// unit-tested without a GPU (tests/test_share_of_copy.cpp).
+// unit-tested without a GPU (test_share_of_copy.cpp).
 #pragma once
 
 #include <cstddef>
