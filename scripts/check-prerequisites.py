@@ -9,7 +9,7 @@ name exactly the packages of apt-packages.txt, and its pip line must install
 `-r requirements.txt` (no package named beside it). Every page that names the range of CUDA
 toolkits the course supports names the same range.
 
-A page a reader follows line by line on a fresh machine (PAGES_RUN_AS_WRITTEN) must also run
+Each of those pages is followed line by line on a fresh machine, so its block must also run
 as written: `apt-get update` before the install (a fresh machine has no package lists), and
 `-y` on the install (a script cannot answer its question).
 
@@ -19,7 +19,6 @@ import pathlib
 import sys
 
 PAGES_WITH_INSTALL_LINES = ["README.md", "docs/environment.md"]
-PAGES_RUN_AS_WRITTEN = ["README.md", "docs/environment.md"]
 PAGES_WITH_TOOLKIT_RANGE = ["README.md", "docs/index.md", "docs/environment.md"]
 TOOLKIT_RANGE = "11.8 to 13.x"
 
@@ -56,7 +55,7 @@ def toolkit_ranges(text):
     return found
 
 
-def check_block(page, lines, apt, run_as_written=False):
+def check_block(page, lines, apt):
     """Problems with one marked block."""
     problems, saw_apt, saw_pip, saw_update = [], False, False, False
     for line in lines:
@@ -65,9 +64,9 @@ def check_block(page, lines, apt, run_as_written=False):
             saw_update = True
         if "apt-get" in words and "install" in words:
             saw_apt = True
-            if run_as_written and not saw_update:
+            if not saw_update:
                 problems.append(f"{page}: its apt-get install line has no `apt-get update` before it")
-            if run_as_written and not {"-y", "--yes", "--assume-yes"} & set(words):
+            if not {"-y", "--yes", "--assume-yes"} & set(words):
                 problems.append(f"{page}: its apt-get install line lacks -y, so a script stops at its question")
             names = [w for w in words[words.index("install") + 1:] if not w.startswith("-")]
             if missing := [n for n in apt if n not in names]:
@@ -104,7 +103,7 @@ def main():
             if lines is None:
                 problems.append(f"{page}: no ```bash block right after <!-- prerequisites -->")
             else:
-                problems += check_block(page, lines, apt, page in PAGES_RUN_AS_WRITTEN)
+                problems += check_block(page, lines, apt)
 
     for page in PAGES_WITH_TOOLKIT_RANGE:
         found = toolkit_ranges((root / page).read_text())

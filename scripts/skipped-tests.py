@@ -28,14 +28,14 @@ def main():
     if not junit.exists():
         print(f"skipped-tests: {junit} not found: run the tests first (cmake --workflow --preset default)")
         return 2
+    cases = list(ET.parse(junit).getroot().iter("testcase"))
     skipped = [(case.get("name"), reason(case.findtext("system-out") or ""))
-               for case in ET.parse(junit).getroot().iter("testcase")
-               if case.get("status") == "notrun"]
+               for case in cases if case.get("status") == "notrun"]
     if not skipped:
         print("No test was skipped.")
         return 0
     width = max(len(name) for name, _ in skipped)
-    total = sum(1 for _ in ET.parse(junit).getroot().iter("testcase"))
+    total = len(cases)
     # CTest's "100% tests passed, 0 tests failed out of N" counts these among the N.
     print(f"{len(skipped)} of the {total} tests were skipped (CTest's 'tests passed' line counts "
           f"them among the {total}: they did not fail, and they did not run); why:")
