@@ -21,6 +21,7 @@
 #include <thread>
 #include <type_traits>
 #include <tutorial/check.cuh>
+#include <tutorial/timer.cuh>
 #include <vector>
 
 namespace tc {
@@ -196,29 +197,16 @@ class Sampler {
   std::thread thread_;
 };
 
-/// One batch: \p warmup untimed runs, then \p runs timed back to back between events (as
-/// tutorial::time_gpu does), NVML counting from the first timed run to the last. Appends each
-/// run's milliseconds to \p samples.
+/// One batch: tutorial::time_gpu's runs (\p warmup untimed, \p runs timed back to back between
+/// events), NVML counting from the first timed run to the last. Appends each run's milliseconds
+/// to \p samples.
 template <typename Launch>
 Drawn time_batch(Launch&& launch, int warmup, int runs, Sampler& sampler, std::vector<double>& samples) {
-  for (int i = 0; i < warmup; ++i) launch();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<cudaEvent_t> marks(runs + 1);
-  for (cudaEvent_t& mark : marks) CUDA_CHECK(cudaEventCreate(&mark));
-  sampler.begin();
-  CUDA_CHECK(cudaEventRecord(marks[0]));
-  for (int i = 0; i < runs; ++i) {
-    launch();
-    CUDA_CHECK(cudaEventRecord(marks[i + 1]));
-  }
-  CUDA_CHECK(cudaEventSynchronize(marks.back()));
-  const Drawn drawn = sampler.end();
-  for (int i = 0; i < runs; ++i) {
-    float ms = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, marks[i], marks[i + 1]));
-    samples.push_back(ms);
-  }
-  for (cudaEvent_t mark : marks) CUDA_CHECK(cudaEventDestroy(mark));
+  Drawn drawn;
+  const std::vector<double> batch = tutorial::time_gpu_runs(
+      launch, tutorial::TimingPlan{warmup, runs}, nullptr, [&] { sampler.begin(); },
+      [&] { drawn = sampler.end(); });
+  samples.insert(samples.end(), batch.begin(), batch.end());
   return drawn;
 }
 

@@ -71,6 +71,36 @@ struct TimingPlan {
   int runs = 20;   ///< timed runs; the median of these is reported
 };
 
+/// The timed runs of time_gpu(), each run's milliseconds, for a caller that keeps every run or
+/// must act while they run: \p started is called just before the first timed run is queued,
+/// \p finished once the last has ended (chapter 07's tensor-core race reads the GPU's power
+/// between the two).
+template <typename Launch, typename Started, typename Finished>
+std::vector<double> time_gpu_runs(Launch&& launch, TimingPlan plan, cudaStream_t stream,
+                                  Started&& started, Finished&& finished) {
+  for (int i = 0; i < plan.warmup; ++i) launch();
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  // Event i marks the end of run i and the start of run i + 1.
+  std::vector<cudaEvent_t> marks(plan.runs + 1);
+  for (cudaEvent_t& mark : marks) CUDA_CHECK(cudaEventCreate(&mark));
+  started();
+  CUDA_CHECK(cudaEventRecord(marks[0], stream));
+  for (int i = 0; i < plan.runs; ++i) {
+    launch();
+    CUDA_CHECK(cudaEventRecord(marks[i + 1], stream));
+  }
+  CUDA_CHECK(cudaEventSynchronize(marks.back()));
+  finished();
+  std::vector<double> samples(plan.runs);
+  for (int i = 0; i < plan.runs; ++i) {
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, marks[i], marks[i + 1]));
+    samples[i] = ms;
+  }
+  for (cudaEvent_t mark : marks) CUDA_CHECK(cudaEventDestroy(mark));
+  return samples;
+}
+
 /// Times \p launch (a callable that enqueues work on \p stream and checks its launch):
 /// warm-up runs first, then every timed run between events recorded back to back, and
 /// one synchronization at the end.
@@ -81,25 +111,7 @@ struct TimingPlan {
 /// back and each event pair holds one run (chapter 05 measures the difference).
 template <typename Launch>
 Timing time_gpu(Launch&& launch, TimingPlan plan = {}, cudaStream_t stream = nullptr) {
-  for (int i = 0; i < plan.warmup; ++i) launch();
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  // Event i marks the end of run i and the start of run i + 1.
-  std::vector<cudaEvent_t> marks(plan.runs + 1);
-  for (cudaEvent_t& mark : marks) CUDA_CHECK(cudaEventCreate(&mark));
-  CUDA_CHECK(cudaEventRecord(marks[0], stream));
-  for (int i = 0; i < plan.runs; ++i) {
-    launch();
-    CUDA_CHECK(cudaEventRecord(marks[i + 1], stream));
-  }
-  CUDA_CHECK(cudaEventSynchronize(marks.back()));
-  std::vector<double> samples(plan.runs);
-  for (int i = 0; i < plan.runs; ++i) {
-    float ms = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, marks[i], marks[i + 1]));
-    samples[i] = ms;
-  }
-  for (cudaEvent_t mark : marks) CUDA_CHECK(cudaEventDestroy(mark));
-  return summarize(std::move(samples));
+  return summarize(time_gpu_runs(launch, plan, stream, [] {}, [] {}));
 }
 
 /// GB/s for \p bytes moved in \p ms milliseconds (1 GB = 1e9 bytes).
