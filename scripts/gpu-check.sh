@@ -31,14 +31,8 @@
 #              GPU_CHECK_PART=<name> (this run is one part of a step: its logs are <step>-<name>.xml,
 #              and the record joins every part of each step),
 #              TUTORIAL_COMMIT=<commit> (for a copy of the tree without git history).
-# A machine of two GPUs does the one-GPU work in two lanes at once, each on its own GPU, then the
-# work that needs every GPU (chapter 08, label multi-gpu) alone:
-#   scripts/gpu-check.sh --steps build
-#   GPU_CHECK_DEVICE=1 CTEST_EXCLUDE=<multi-gpu tests> scripts/gpu-check.sh --steps test,sanitize &
-#   GPU_CHECK_DEVICE=0 CTEST_EXCLUDE=<multi-gpu tests> scripts/gpu-check.sh --steps benchmark; wait
-#   GPU_CHECK_PART=multi CTEST_REGEX=<multi-gpu tests> scripts/gpu-check.sh --steps test,sanitize,benchmark
-#   scripts/gpu-check.sh --steps record
-# Each benchmark still has a GPU to itself: the other lane's tests run on the other GPU.
+# scripts/gpu-check-lanes.sh uses these on a machine of two GPUs: the one-GPU work in two lanes at
+# once, each on a GPU of its own, then chapter 08 (every GPU) alone.
 # Exit status: 0 when every step run passed, 1 otherwise, 2 bad usage, 77 when there is no GPU.
 set -uo pipefail
 # NVLink multicast (NVLS) stays off for everything this check starts: on a shared host it can
