@@ -79,6 +79,25 @@ TEST_CASE("--help is recognised and the help lists every option with its range")
   CHECK(help.find("one of all, fast") != std::string::npos);
 }
 
+TEST_CASE("the help keeps its texts in one column and names each default once") {
+  tutorial::Cli cli("prog", "A test program.");
+  cli.add_int("n", "floats per copy (default: 1 GiB)", 1LL << 28, 1, 1LL << 31);
+  cli.add_int("blocks-per-sm-of-a-long-name", "most blocks per SM", 4, 1, 4);
+  cli.add_flag("check-only", "verify only");
+  const std::string help = cli.help();
+  CHECK(help.find("floats per copy (default: 1 GiB) (1 to 2147483648)\n") != std::string::npos);
+  CHECK(help.find("most blocks per SM (default 4, 1 to 4)") != std::string::npos);
+  // Every option's text starts in the same column, the longest name's plus two.
+  std::istringstream lines(help);
+  std::string line;
+  std::vector<std::size_t> columns;
+  while (std::getline(lines, line))
+    if (line.rfind("  --", 0) == 0) columns.push_back(line.find_first_not_of(' ', line.find("  ", 2)));
+  REQUIRE(columns.size() == 4);  // three options and --help
+  const std::size_t expected = std::string("  --blocks-per-sm-of-a-long-name <value>").size() + 2;
+  for (std::size_t column : columns) CHECK(column == expected);
+}
+
 TEST_CASE("parse_integer accepts decimal and powers of two only") {
   using tutorial::IntegerParse;
   long long v = 0;

@@ -11,6 +11,7 @@
 /// the 200 lines here are all a chapter needs (the same holds for JSON and fmt).
 #pragma once
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -191,23 +192,34 @@ class Cli {
     return find(name, Kind::kString).string_value;
   }
 
-  /// The usage text: description, then one line per option with its default and range.
+  /// The usage text: description, then one line per option with its default and range, the
+  /// options' texts in one column however long a name is. A text that names its own default
+  /// ("(default: 1 GiB)") gets only the range, not a second default.
   std::string help() const {
     std::ostringstream out;
     out << "Usage: " << program_ << " [options]\n" << description_ << "\n\nOptions:\n";
+    auto left = [this](const std::string& name) {
+      return "  --" + name + (options_.at(name).kind == Kind::kFlag ? "" : " <value>");
+    };
+    std::size_t column = 24;
+    for (const std::string& name : order_) column = std::max(column, left(name).size() + 2);
+    auto pad = [column](const std::string& text) { return text + std::string(column - text.size(), ' '); };
     for (const std::string& name : order_) {
       const Option& o = options_.at(name);
-      std::string left = "  --" + name + (o.kind == Kind::kFlag ? "" : " <value>");
-      out << left << std::string(left.size() < 24 ? 24 - left.size() : 1, ' ') << o.help;
-      if (o.kind == Kind::kInt)
-        out << " (default " << o.int_value << ", " << o.min_value << " to " << o.max_value << ")";
+      const bool names_default = o.help.find("default") != std::string::npos;
+      out << pad(left(name)) << o.help;
+      if (o.kind == Kind::kInt) {
+        out << " (";
+        if (!names_default) out << "default " << o.int_value << ", ";
+        out << o.min_value << " to " << o.max_value << ")";
+      }
       if (o.kind == Kind::kString) {
         if (!o.choices.empty()) out << " (one of " << join(o.choices) << ")";
-        if (!o.string_value.empty()) out << " (default " << o.string_value << ")";
+        if (!o.string_value.empty() && !names_default) out << " (default " << o.string_value << ")";
       }
       out << "\n";
     }
-    out << "  --help                show this text\n";
+    out << pad("  --help") << "show this text\n";
     return out.str();
   }
 
