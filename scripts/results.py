@@ -369,13 +369,40 @@ def headline(name, sums):
     return lines
 
 
+def run_key(run):
+    return (run.get("date"), run.get("commit"), run.get("nvcc"), run.get("gpu"), run.get("gpus", 1))
+
+
 def headline_lines(record, results=RESULTS):
+    """Every benchmark's headline, each naming the run it comes from, then a legend of the runs:
+    run A is the check; a benchmark it skipped keeps its last recorded run (exit 77 keeps it), and
+    one recorded again after the check (results.py record) names that run."""
+    check = record["run"]
+    letters = {run_key(check): "A"}
+    legend = [f"run A: this check (scripts/gpu-check.sh): {run_line(check)}"]
+    statuses = {case["name"].removesuffix(".benchmark"): case["status"]
+                for case in record["steps"].get("benchmark", [])}
     heads = []
     for name in benchmark_names(record):
         found = _load_or_none(name, results)
-        if found and found["summaries"]:
-            heads += headline(name, found["summaries"])
-    return heads
+        status = statuses[name]
+        if not (found and found["summaries"]):  # an output without verdicts, or a skip
+            if status != "passed":
+                heads.append(f"{name}: {status} in run A, and no run of it with a SUMMARY line is recorded")
+            continue
+        run = found["run"]
+        if run_key(run) not in letters:
+            letter = chr(ord("A") + len(letters))
+            letters[run_key(run)] = letter
+            when = ("recorded again after the check" if run.get("date", "") > check.get("date", "")
+                    else "an earlier run, kept because the check skipped the benchmark")
+            legend.append(f"run {letter}: {when}: {run_line(run)}")
+        letter = letters[run_key(run)]
+        lines = headline(name, found["summaries"])
+        lines[0] += f" (run {letter}" + (f"; {status} in run A too)" if status == "passed" and letter != "A"
+                                         else f"; {status} in run A)" if letter != "A" else ")")
+        heads += lines
+    return heads + ([""] + legend if heads else [])
 
 
 def render_headlines(record, results=RESULTS):

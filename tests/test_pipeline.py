@@ -135,6 +135,31 @@ class Results(unittest.TestCase):
         self.assertIn("| ctest, tests | 1 of 2 passed |", page)
         self.assertIn("- tests: b.verify skipped", page)
 
+    def test_each_headline_names_its_run(self):
+        # An earlier run of "kept" (another build), then a check that skips it and measures "fresh".
+        earlier = {"gpu": "G", "driver": "1", "nvcc": "11.8 (the build's)", "date": "2026-01-01 00:00 UTC",
+                   "commit": "old"}
+        check = dict(earlier, nvcc="13.0 (V13.0.88)", date="2026-01-02 00:00 UTC", commit="new",
+                     compute_cap="9.0", driver_cuda="13.0", cmake="cmake version 4")
+        for name, run in (("kept", earlier), ("fresh", check)):
+            results.save(self.results, name, "c", 0, 1, 'SUMMARY {"program":"t","checks":2,"failed":0,"exact":1}',
+                         run)
+        logs = self.results / "logs"
+        logs.mkdir()
+        (logs / "run.json").write_text(json.dumps(check))
+        (logs / "benchmark.xml").write_text(
+            '<testsuite><testcase name="fresh.benchmark" status="run" time="1"/>'
+            '<testcase name="kept.benchmark" status="notrun" time="0"><skipped/></testcase>'
+            '<testcase name="never.benchmark" status="notrun" time="0"><skipped/></testcase></testsuite>')
+        lines = results.headline_lines(results.write_record(logs, self.results), self.results)
+        self.assertTrue(lines[0].startswith("fresh: 2 checks") and lines[0].endswith("all passed (run A)"))
+        self.assertTrue(lines[1].endswith("all passed (run B; skipped in run A)"))
+        self.assertEqual(lines[2], "never: skipped in run A, and no run of it with a SUMMARY line is recorded")
+        self.assertIn("run A: this check (scripts/gpu-check.sh): G, driver 1, CUDA 13.0 (V13.0.88); "
+                      "2026-01-02 00:00 UTC; commit new.", lines)
+        self.assertIn("run B: an earlier run, kept because the check skipped the benchmark: G, driver 1, "
+                      "CUDA 11.8 (the build's); 2026-01-01 00:00 UTC; commit old.", lines)
+
 
 if __name__ == "__main__":
     unittest.main()
