@@ -1,10 +1,11 @@
 // The race against cuBLAS, made fair: every row is timed in rounds, each of its batches right
 // after a batch of cuBLAS BF16, with the same warm-up, in a shuffled order per round, so that
 // neither the GPU's temperature nor its power cap favours either side. While a batch runs, a host
-// thread reads the SM clock, the power and the clock-event reasons through NVML every 2 ms: a reader
-// sees when the 700 W cap slows the clock, and which kernel spends more energy per FLOP than cuBLAS
-// (mean power x time / FLOPs). Not NVML's energy counter: read over a 100-ms batch on an H100 it
-// gave means above the 700 W limit (it advances in coarse steps).
+// thread reads the SM clock, the power and the clock-event reasons through NVML every 2 ms; only
+// readings made entirely inside a row's own batch count for it (power_window.hpp): a reader sees
+// whether the software power cap held the clock down during that row, and which kernel spends more
+// energy per FLOP than cuBLAS (mean power x time / FLOPs). Not NVML's energy counter: read over a
+// 100-ms batch on an H100 it gave means above the 700 W limit (it advances in coarse steps).
 //
 // NVML is loaded at run time (dlopen of the driver's libnvidia-ml.so.1), not linked: a program
 // linked to it would not even start where the driver is absent (a build machine running the
@@ -23,6 +24,8 @@
 #include <tutorial/check.cuh>
 #include <tutorial/timer.cuh>
 #include <vector>
+
+#include "power_window.hpp"
 
 namespace tc {
 
@@ -78,16 +81,14 @@ class Nvml {
     unsigned milliwatts = 0;
     return usable() && power_ && power_(device_, &milliwatts) == 0 ? milliwatts / 1e3 : NAN;
   }
-  /// Whether the software power cap is holding the clock down now (NaN if NVML cannot say).
-  double power_capped() const {
-    unsigned long long reasons = 0;
-    return usable() && reasons_ && reasons_(device_, &reasons) == 0 ? double((reasons & kSwPowerCap) != 0) : NAN;
+  /// The clock-event reasons now (power_window.hpp says which bits count); false if NVML cannot say.
+  bool clock_event_reasons(unsigned long long& reasons) const {
+    return usable() && reasons_ && reasons_(device_, &reasons) == 0;
   }
 
  private:
   using Device = void*;  // nvmlDevice_t
   static constexpr int kClockSm = 1;                       // NVML_CLOCK_SM
-  static constexpr unsigned long long kSwPowerCap = 0x4;  // nvmlClocksThrottleReasonSwPowerCap
   static constexpr unsigned kPowerInstant = 186;          // NVML_FI_DEV_POWER_INSTANT, in mW
   struct FieldValue {                                     // nvmlFieldValue_t
     unsigned field_id, scope_id;
@@ -128,25 +129,9 @@ class Nvml {
   int (*reasons_)(Device, unsigned long long*) = nullptr;
 };
 
-/// What NVML saw during some batches: sums, so a row's batches from every round add up.
-struct Drawn {
-  double seconds = 0;  // wall time of the batches
-  double mhz_sum = 0, watts_sum = 0, capped_sum = 0;
-  int samples = 0;
-  double mean_mhz() const { return samples ? mhz_sum / samples : NAN; }
-  double mean_watts() const { return samples ? watts_sum / samples : NAN; }
-  double joules() const { return mean_watts() * seconds; }
-  double capped_share() const { return samples ? capped_sum / samples : NAN; }
-  void add(const Drawn& d) {
-    seconds += d.seconds;
-    mhz_sum += d.mhz_sum;
-    watts_sum += d.watts_sum;
-    capped_sum += d.capped_sum;
-    samples += d.samples;
-  }
-};
-
-/// A host thread that reads the clock, power and cap reason every kSampleMs while a batch runs.
+/// A host thread that reads the clock, power and clock-event reasons every kSampleMs while a
+/// batch runs, each reading stamped with when it began and ended; window() (power_window.hpp)
+/// keeps only the readings made entirely inside the batch.
 class Sampler {
  public:
   explicit Sampler(const Nvml& nvml) : nvml_(nvml) {
@@ -156,42 +141,51 @@ class Sampler {
     stop_ = true;
     if (thread_.joinable()) thread_.join();
   }
-  /// Starts counting (the GPU is idle and the batch is about to be enqueued).
+  /// Starts a window (the GPU is idle and the batch is about to be enqueued).
   void begin() {
     std::lock_guard<std::mutex> lock(mutex_);
-    window_ = {};
-    start_ = std::chrono::steady_clock::now();
+    samples_.clear();
+    begin_s_ = now();
     open_ = true;
   }
-  /// Stops counting (the batch has finished) and returns what was seen.
+  /// Ends the window (the batch has finished) and returns what was seen inside it.
   Drawn end() {
     std::lock_guard<std::mutex> lock(mutex_);
     open_ = false;
-    window_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    return window_;
+    return window(samples_, begin_s_, now());
+  }
+  /// What NVML reads with nothing running for \p ms: a control for the batches' readings.
+  Drawn idle(int ms) {
+    CUDA_CHECK(cudaDeviceSynchronize());
+    begin();
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    return end();
   }
 
  private:
   static constexpr int kSampleMs = 2;
+  static double now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
   void loop() {
     while (!stop_) {
-      const double mhz = nvml_.sm_mhz(), watts = nvml_.watts(), capped = nvml_.power_capped();
+      NvmlSample s;
+      s.start_s = now();
+      s.mhz = nvml_.sm_mhz();
+      s.watts = nvml_.watts();
+      s.reasons_known = nvml_.clock_event_reasons(s.reasons);
+      s.end_s = now();
       {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (open_ && std::isfinite(mhz)) {
-          window_.mhz_sum += mhz;
-          window_.watts_sum += watts;
-          window_.capped_sum += capped;
-          ++window_.samples;
-        }
+        if (open_) samples_.push_back(s);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(kSampleMs));
     }
   }
   const Nvml& nvml_;
   std::mutex mutex_;
-  Drawn window_;
-  std::chrono::steady_clock::time_point start_;
+  std::vector<NvmlSample> samples_;
+  double begin_s_ = 0;
   bool open_ = false;
   std::atomic<bool> stop_{false};
   std::thread thread_;

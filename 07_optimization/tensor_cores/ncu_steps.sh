@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Nsight Compute on each tensor-core step and on cuBLAS BF16, at M = N = K = 4096: how busy each
+# Nsight Compute on each tensor-core step and on cuBLAS BF16, at M = N = K = 4096 (and steps 6, 7 and
+# cuBLAS at every benchmark shape, with the bytes they move per FLOP): how busy each
 # kernel keeps the tensor pipe, how much of DRAM's and L2's bandwidth it uses, and where its warps
 # wait (the stall reason with the most cycles per issued instruction).
 #
@@ -130,7 +131,74 @@ for label, row in zip(labels, rows):
     print(f"| {label} | {cell(row, 'launch__grid_size', digits=0)} | {cell(row, 'launch__registers_per_thread', digits=0)} "
           f"| {cell(row, 'l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum', digits=0)} | " + " | ".join(cells) + " |")
 EOF
+
+# Steps 6 and 7 and cuBLAS at every benchmark shape: where the cycles go as the shape grows, and
+# the bytes each moves per FLOP. One ncu run per shape, profiling the exact check's first launch
+# of cuBLAS (the reference above 2^30 multiply-adds), then step 6, then step 7 (-c 3); the other
+# steps run unprofiled. lts__t_bytes: all traffic through L2 (the SMs' reads, C's writes, DRAM
+# fills); lts__t_sectors_srcunit_tex_op_read: the sectors (32 bytes) the SMs read from L2.
+shape_metrics=gpu__time_duration.sum,sm__cycles_elapsed.avg
+shape_metrics+=,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
+shape_metrics+=,lts__t_bytes.sum,lts__t_sectors_srcunit_tex_op_read.sum,dram__bytes_read.sum
+for reason in $stalls; do
+  shape_metrics+=,smsp__average_warps_issue_stalled_${reason}_per_issue_active.ratio
+done
+: >"$work/shapes.csv"
+for shape in "4096 4096 4096" "6144 6144 6144" "8192 8192 8192" "8192 14336 8192"; do
+  read -r m n k <<<"$shape"
+  run_or_skip --quiet ncu_shapes ncu --clock-control none --metrics "$shape_metrics" \
+    -k 'regex:^tc_(persistent|clusters)|nvjet|gemm|xmma|cutlass' -c 3 \
+    -o "$work/shape_$m-$n-$k" "$program" --m "$m" --n "$n" --k "$k" --check-only
+  if [ "$status" -ne 0 ]; then
+    printf '%s\n' "$output"
+    echo "ncu failed on: $program --m $m --n $n --k $k --check-only"
+    exit 1
+  fi
+  # The shape goes in a column of its own, before ncu's (the header's first cell becomes "Shape").
+  ncu --import "$work/shape_$m-$n-$k.ncu-rep" --page raw --csv --print-units base >"$work/one.csv" || exit 1
+  sed -e 's/^"ID"/"Shape","ID"/' -e t -e "s/^\"/\"${m}x${n}x${k}\",\"/" "$work/one.csv" >>"$work/shapes.csv"
+done
+
+echo
+echo "### Steps 6 and 7 and cuBLAS BF16 at every shape (--clock-control none)"
+echo
+echo "Bytes per FLOP: bytes over 2 * M * N * K. Stalls: cycles per issued instruction, the top three."
+echo
+python3 - "$work/shapes.csv" "$scripts" "$stalls" <<'EOF'
+import csv
+import sys
+
+sys.path.insert(0, sys.argv[2])
+import ncu_csv
+
+stalls = sys.argv[3].split()
+rows, header, units_next = [], None, False
+for row in csv.reader(line for line in open(sys.argv[1]) if line.startswith('"')):
+    if row[:2] == ["Shape", "ID"]:
+        header, units_next = row, True
+    elif units_next:
+        units_next = False
+    elif header:
+        rows.append(dict(zip(header, row)))
+print("| Shape | Kernel | Duration | SM cycles | Tensor pipe busy | L2 bytes / FLOP | SM reads from L2 / FLOP "
+      "| DRAM reads / FLOP | Top stalls |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+for row in rows:
+    m, n, k = (int(x) for x in row["Shape"].split("x"))
+    flops = 2.0 * m * n * k
+    name = row["Kernel Name"]
+    label = "step 6" if "tc_persistent" in name else "step 7" if "tc_clusters" in name else "cuBLAS BF16"
+    v = lambda metric: ncu_csv.value(row, metric)
+    ranked = sorted(((v(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio"), r.replace("_", " "))
+                     for r in stalls), reverse=True)[:3]
+    print(f"| {m} x {n} x {k} | {label} | {v('gpu__time_duration.sum') / 1e3:,.0f} us "
+          f"| {v('sm__cycles_elapsed.avg'):,.0f} "
+          f"| {v('sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active'):.1f} % "
+          f"| {v('lts__t_bytes.sum') / flops:.4f} | {32 * v('lts__t_sectors_srcunit_tex_op_read.sum') / flops:.4f} "
+          f"| {v('dram__bytes_read.sum') / flops:.4f} | " + ", ".join(f"{r} {x:.2f}" for x, r in ranked) + " |")
+EOF
 echo
 echo "Raw ncu output (CSV):"
 echo
 cat "$work/raw.csv"
+cat "$work/shapes.csv"

@@ -253,6 +253,7 @@ struct Row {
   double flops;  // per run
   int runs = 0;  // per batch
   std::vector<double> ms, beside_ms;
+  std::vector<double> round_pct;  // each round's share of the cuBLAS batch beside it (%)
   tc::Drawn drawn, beside_drawn;
   double median_ms() const { return tutorial::summarize(ms).median_ms; }
   double tflops() const { return flops / (median_ms() * 1e9); }
@@ -283,13 +284,16 @@ void race(std::vector<Row>& rows, const tc::Gemm& g, int rounds, int runs, tc::S
     for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[lab::mix(round, i) % i]);
     for (size_t r : order) {
       Row& row = rows[r];
-      const size_t before = cublas.ms.size();
+      std::vector<double> beside_batch, row_batch;
       const tc::Drawn beside =
-          tc::time_batch([&] { cublas.step->launch(g); }, kWarmup, cublas.runs, sampler, cublas.ms);
+          tc::time_batch([&] { cublas.step->launch(g); }, kWarmup, cublas.runs, sampler, beside_batch);
+      row.drawn.add(tc::time_batch([&] { row.step->launch(g); }, kWarmup, row.runs, sampler, row_batch));
       cublas.drawn.add(beside);
       row.beside_drawn.add(beside);
-      row.beside_ms.insert(row.beside_ms.end(), cublas.ms.begin() + before, cublas.ms.end());
-      row.drawn.add(tc::time_batch([&] { row.step->launch(g); }, kWarmup, row.runs, sampler, row.ms));
+      cublas.ms.insert(cublas.ms.end(), beside_batch.begin(), beside_batch.end());
+      row.beside_ms.insert(row.beside_ms.end(), beside_batch.begin(), beside_batch.end());
+      row.ms.insert(row.ms.end(), row_batch.begin(), row_batch.end());
+      row.round_pct.push_back(tc::round_share(row_batch, row.flops, beside_batch, cublas.flops));
     }
   }
   cublas.beside_ms = cublas.ms;
@@ -417,6 +421,9 @@ int main(int argc, char** argv) {
     nvml = std::make_unique<tc::Nvml>();
     sampler = std::make_unique<tc::Sampler>(*nvml);
     std::printf("NVML during every timed batch: SM clock, clock-event reasons, power (%s)\n", nvml->power_source());
+    std::printf("\"SW power cap\": share of a row's NVML readings (only those made inside its own batches) with the\n"
+                "software power-cap reason set, over whole batches and (in brackets) their second halves;\n"
+                "\"Other limits\": thermal, hardware slowdown, power brake, sync boost or display clock.\n");
   }
 
   std::vector<double> lowest_pct(kSteps + 1, INFINITY);  // per step: its lowest share of cuBLAS BF16
@@ -442,21 +449,32 @@ int main(int argc, char** argv) {
     for (const Step* step : steps) rows.emplace_back(step, flops);
     rows.emplace_back(&peak, peak_flops);
     for (const Step& row : fp32_rows) rows.emplace_back(&row, flops);
+    // A control: what NVML reads with nothing running (does the cap reason ever read clear?).
+    const tc::Drawn idle = sampler->idle(300);
+    std::printf("\nNVML, GPU idle for 300 ms before this race: %s, %s, SW power cap in %s of %d readings\n",
+                or_na(idle.mean_mhz(), "%.0f MHz").c_str(), or_na(idle.mean_watts(), "%.0f W").c_str(),
+                or_na(100.0 * idle.sw_cap_share(), "%.0f%%").c_str(), idle.samples);
     race(rows, random.in.gemm(C.data()), rounds, runs, *sampler);
 
     std::printf("\n### M = %d, N = %d, K = %d: %.1f GFLOP per run, %d rounds\n\n", s.M, s.N, s.K, flops / 1e9, rounds);
-    tutorial::Table table({"Step", "Time", "TFLOP/s", "% of cuBLAS BF16 beside it", "cuBLAS beside it",
-                           "SM clock", "Power", "Power capped", "Energy / FLOP", "vs cuBLAS beside", "runs"});
+    tutorial::Table table({"Step", "Time", "TFLOP/s", "% of cuBLAS BF16 beside it", "rounds: lowest-highest",
+                           "cuBLAS beside it", "SM clock", "Power", "SW power cap (2nd half)", "Other limits",
+                           "Energy / FLOP", "vs cuBLAS beside", "runs"});
     const std::string label = s.label();
     const double ceiling = rows[steps.size()].tflops();
     for (const Row& row : rows) {
       const double beside_tflops = flops / (tutorial::summarize(row.beside_ms).median_ms * 1e9);
       const double pct = 100.0 * row.tflops() / beside_tflops;
+      const tc::Spread rounds_pct = tc::spread(row.round_pct);
+      const tc::Drawn& d = row.drawn;
       const double beside_pj = 1e12 * row.beside_drawn.joules() / (flops * double(row.beside_ms.size()));
       table.add_row({row.step->name, tutorial::format_time(row.median_ms()), tutorial::format("%.1f", row.tflops()),
-                     tutorial::format("%.1f%%", pct), tutorial::format_time(tutorial::summarize(row.beside_ms).median_ms),
-                     or_na(row.drawn.mean_mhz(), "%.0f MHz"), or_na(row.drawn.mean_watts(), "%.0f W"),
-                     or_na(100.0 * row.drawn.capped_share(), "%.0f%%"), or_na(row.pj_per_flop(), "%.2f pJ"),
+                     tutorial::format("%.1f%%", pct),
+                     &row == &rows[0] ? "" : tutorial::format("%.1f-%.1f%%", rounds_pct.low, rounds_pct.high),
+                     tutorial::format_time(tutorial::summarize(row.beside_ms).median_ms),
+                     or_na(d.mean_mhz(), "%.0f MHz"), or_na(d.mean_watts(), "%.0f W"),
+                     or_na(100.0 * d.sw_cap_share(), "%.0f%%") + or_na(100.0 * d.late_sw_cap_share(), " (%.0f%%)"),
+                     or_na(100.0 * d.other_limits_share(), "%.0f%%"), or_na(row.pj_per_flop(), "%.2f pJ"),
                      or_na(100.0 * row.pj_per_flop() / beside_pj, "%.0f%%"),
                      tutorial::format("%d x %d", rounds, row.runs)});
       verifier.figure(row.step->key + "_tflops_" + label, std::round(row.tflops()));
@@ -464,9 +482,12 @@ int main(int argc, char** argv) {
         verifier.figure(row.step->key + "_mhz_" + label, std::round(row.drawn.mean_mhz()));
         verifier.figure(row.step->key + "_watts_" + label, std::round(row.drawn.mean_watts()));
         verifier.figure(row.step->key + "_pj_per_flop_" + label, std::round(row.pj_per_flop() * 100.0) / 100.0);
+        verifier.figure(row.step->key + "_sw_cap_pct_" + label, std::round(100.0 * d.sw_cap_share()));
       }
       if (&row == &rows[0]) continue;
       verifier.figure(row.step->key + "_pct_" + label, std::round(pct * 10.0) / 10.0);
+      verifier.figure(row.step->key + "_pct_low_" + label, std::round(rounds_pct.low * 10.0) / 10.0);
+      verifier.figure(row.step->key + "_pct_high_" + label, std::round(rounds_pct.high * 10.0) / 10.0);
       const int number = std::atoi(row.step->name.c_str());
       if (number > 0) lowest_pct[number] = std::min(lowest_pct[number], pct);
       if (number > 1 && std::isfinite(shape_pct[number - 1]))  // each step against the one before it
