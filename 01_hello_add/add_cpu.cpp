@@ -13,7 +13,11 @@ void add(int n, const float* x, float* y) {
 }
 // [/excerpt:add]
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1) {  // like add.cu: nothing to set, so an argument is a mistake, not ignored
+    std::fprintf(stderr, "%s takes no arguments (to change the size, edit n in add_cpu.cpp)\n", argv[0]);
+    return 2;
+  }
   const int n = 1 << 20;
   std::vector<float> x(n, 1.0f), y(n, 2.0f);
 
