@@ -12,13 +12,19 @@ import sys
 import xml.etree.ElementTree as ET
 
 
+# What a line that says why holds, most telling first: a program's own verdict ("No usable CUDA
+# GPU: ...", "skipped: PyTorch sees no usable CUDA GPU") before a table row that merely names a
+# missing tool ("nvidia-smi    not found or no GPU", a row of scripts/check_env.py's versions).
+REASONS = (("no usable", "skipped:"), ("not found", "not installed", "no nvidia", "needs", "skipping"))
+
+
 def reason(output):
     """The line of a skipped test's output that says why, else its last line."""
-    lines = [line.strip() for line in output.splitlines() if line.strip()]
-    for line in lines:
-        lowered = line.lower()
-        if any(word in lowered for word in ("no usable", "not found", "no nvidia", "needs", "skipping")):
-            return line
+    lines = [" ".join(line.split()) for line in output.splitlines() if line.strip()]
+    for words in REASONS:
+        for line in lines:
+            if any(word in line.lower() for word in words):
+                return line
     return lines[-1] if lines else "(the test printed nothing)"
 
 
