@@ -1,23 +1,25 @@
 /// \file allreduce.cuh
 /// \brief An all-reduce of our own over peer memory: out[g] = in[0] + ... + in[n-1] on every GPU g.
 ///
-/// One process drives every GPU, so each GPU's kernel can read every other GPU's buffers
-/// directly (peer access, chapter 08 part 1). Two algorithms:
-///  - one-shot: each GPU sends its whole input to every other GPU and sums what it receives.
-///    One step, the least latency; but each GPU sends (n - 1) whole buffers over NVLink, so it
-///    is for small messages;
-///  - two-stage: reduce-scatter (GPU g sums only its 1/n slice) then all-gather (GPU g copies
-///    the other slices from the GPUs that own them): 2 (n - 1) / n of a buffer crosses
-///    NVLink per GPU, the same as NCCL's ring, so it is for large messages.
-/// GPUs meet at barriers made of flags: block b of GPU g writes an epoch number into a flag
-/// on every peer, then waits until every peer's block b has written it into g's flag.
+/// Each GPU's kernel reads and writes the other GPUs' memory directly: through peer access when
+/// one process drives every GPU (08_allreduce), through CUDA IPC when each GPU has its own process.
+/// The same kernels serve both: they see every GPU's buffers as one Peers struct. Three algorithms:
+///  - one-shot LL: each GPU stores its whole input into every peer, each value beside the call's
+///    number (its epoch), so the receiver knows a value is fresh by looking at it: no barrier, no
+///    fence. NCCL's LL protocol does the same. For the smallest messages;
+///  - one-shot: the same push, then a barrier made of flags, then a sum of the staged inputs;
+///  - two-stage: reduce-scatter (GPU g sums only its 1/n slice) then all-gather: 2 (n - 1) / n of
+///    a buffer crosses NVLink per GPU, the same as NCCL's ring, so it is for large messages.
+/// Every wait is bounded: a GPU that gives up writes a Timeout, and the host says who never came.
 #pragma once
 
 #include <cuda/atomic>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
-#include <vector>
 
 #include "multi_gpu.cuh"
 
@@ -26,70 +28,188 @@ namespace allreduce {
 constexpr int kMaxGpus = 8;
 constexpr int kMaxBlocks = 256;
 constexpr int kThreads = 512;
-/// The largest message one-shot takes: each GPU keeps 2 x (GPUs) slots of this size.
-constexpr size_t kOneShotMaxFloats = (4 << 20) / sizeof(float);
 
-enum Step { kStart = 0, kMiddle = 1, kEnd = 2 };
-inline const char* step_name(int step) {
-  return step == kStart ? "start barrier (waiting for the peers' inputs)"
-         : step == kMiddle ? "middle barrier (waiting for the reduce-scatter)"
-                           : "end barrier (waiting for the peers to finish reading)";
+enum class Algorithm { kOneShot, kTwoStage, kOneShotLL };
+constexpr int kAlgorithms = 3;
+inline const char* name(Algorithm algorithm) {
+  return algorithm == Algorithm::kOneShot ? "one-shot" : algorithm == Algorithm::kTwoStage ? "two-stage" : "one-shot LL";
 }
 
-/// Lives in each GPU's memory; written by the peers. flag[step][block][peer] holds the epoch
-/// (the call's number) at which `peer`'s block `block` last reached `step`.
-struct Flags {
-  unsigned flag[3][kMaxBlocks][kMaxGpus];
+/// The largest messages the one-shots take: each GPU keeps 2 x (GPUs) slots of their size.
+constexpr size_t kOneShotMaxFloats = (4 << 20) / sizeof(float);
+constexpr size_t kLLMaxFloats = (1 << 20) / sizeof(float);
+
+/// Every GPU's buffers, as pointers valid on the launching GPU (its own, peer-mapped, or IPC-opened).
+struct Peers {
+  const float* in[kMaxGpus];
+  float* out[kMaxGpus];
+  void* workspace[kMaxGpus];
 };
 
-/// Where a wait that gave up says who it was. In mapped host memory, so the host can read it
-/// even when the GPUs never got past the barrier.
+/// What a bounded wait that gave up records: one per rank, in mapped host memory, so the host
+/// can read it even when the GPUs never got past the wait.
 struct Timeout {
   int happened, gpu, block, step, peer;
 };
 
-/// Every GPU's pointers, passed by value to every kernel.
-struct Peers {
-  const float* in[kMaxGpus];
-  float* out[kMaxGpus];
-  Flags* flags[kMaxGpus];
-  float* staging[kMaxGpus];  // one-shot's slots: [2][GPUs][kOneShotMaxFloats] on each GPU
+enum Step { kStart = 0, kMiddle = 1, kEnd = 2, kData = 3 };
+inline const char* step_name(int step) {
+  return step == kStart    ? "start barrier (waiting for the peers' inputs)"
+         : step == kMiddle ? "middle barrier (waiting for the reduce-scatter)"
+         : step == kEnd    ? "end barrier (waiting for the peers to finish reading)"
+                           : "data wait (waiting for the peers' values)";
+}
+
+/// The head of each GPU's workspace. The GPU itself counts its calls (in device memory, so a
+/// CUDA graph can replay launches); its peers write the barrier flags.
+struct Control {
+  unsigned calls[kAlgorithms];     // calls finished, per algorithm: the running call's epoch is calls + 1
+  unsigned finished[kAlgorithms];  // blocks of the running call that are done
+  int timed_out;                   // a block of this GPU gave up; the communicator is dead
+  unsigned overtakes;              // barrier waits that found a peer already a call ahead
+  /// flag[algorithm][step][block][peer]: the last epoch at which `peer`'s block reached `step`.
+  unsigned flag[2][3][kMaxBlocks][kMaxGpus];
 };
+
+/// One 16-byte store of the LL one-shot: two values, each beside the epoch that wrote it. The
+/// GPU writes 16 bytes at once and 8-byte halves never tear, so a reader that sees both epochs
+/// sees both values (NCCL's LL line, `union ncclLLFifoLine`, is the same shape).
+struct alignas(16) Line {
+  float a;
+  unsigned epoch_a;
+  float b;
+  unsigned epoch_b;
+};
+
+__host__ __device__ constexpr size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+__host__ __device__ constexpr size_t staging_offset() { return round_up(sizeof(Control), 256); }
+__host__ __device__ constexpr size_t ll_offset(int gpus) {
+  return staging_offset() + 2 * gpus * kOneShotMaxFloats * sizeof(float);
+}
+
+/// Bytes of the one workspace each GPU owns (flags, counters, staging slots) for `gpus` GPUs.
+inline size_t workspace_bytes(int gpus) { return ll_offset(gpus) + 2 * gpus * (kLLMaxFloats / 2) * sizeof(Line); }
+
+/// Makes a freshly allocated workspace ready (zeroes it, enqueued on `stream`): no calls yet,
+/// every flag and every Line at epoch 0, which no call uses. Every rank must have done this and
+/// synchronized before any rank's first launch.
+inline void init_workspace(void* workspace, int gpus, cudaStream_t stream) {
+  CUDA_CHECK(cudaMemsetAsync(workspace, 0, workspace_bytes(gpus), stream));
+}
+
+/// The largest n `algorithm` takes for `gpus` GPUs.
+inline size_t max_floats(Algorithm algorithm, int /*gpus*/) {
+  return algorithm == Algorithm::kOneShot ? kOneShotMaxFloats
+         : algorithm == Algorithm::kOneShotLL ? kLLMaxFloats
+                                              : size_t(1) << 34;
+}
+
+/// The host message for a timeout.
+inline std::string describe(const Timeout& t) {
+  return tutorial::format("GPU %d, block %d timed out at the %s: GPU %d never arrived.", t.gpu, t.block,
+                          step_name(t.step), t.peer);
+}
+
+// [excerpt:pick]
+/// LL up to 256 KiB, one-shot up to 4 MiB, then two-stage: where each was fastest on two GPUs
+/// joined by NVLink (08_allreduce's table). Small messages are all latency: fewest steps wins.
+inline Algorithm pick(size_t bytes) {
+  return bytes <= (256 << 10) ? Algorithm::kOneShotLL
+         : bytes <= kOneShotMaxFloats * sizeof(float) ? Algorithm::kOneShot
+                                                       : Algorithm::kTwoStage;
+}
+// [/excerpt:pick]
+
+// ---------------------------------------------------------------------------------------------
+// Device side.
+
+__device__ inline Control* control(void* workspace) { return static_cast<Control*>(workspace); }
+
+/// The running call's number, the same in every block: calls finished so far, plus one. Kernels
+/// on one stream run one after another, so every block reads it before the last one bumps it.
+__device__ inline unsigned begin_call(Control* me, Algorithm algorithm) {
+  __shared__ unsigned epoch;
+  if (threadIdx.x == 0)
+    epoch = me->timed_out ? 0u : *reinterpret_cast<volatile unsigned*>(&me->calls[int(algorithm)]) + 1;
+  __syncthreads();
+  return epoch;  // 0: a wait gave up earlier, this GPU's all-reduce is dead
+}
+__device__ inline void end_call(Control* me, Algorithm algorithm, unsigned epoch) {
+  __syncthreads();
+  if (threadIdx.x == 0 && atomicAdd(&me->finished[int(algorithm)], 1u) == gridDim.x - 1) {
+    me->finished[int(algorithm)] = 0;  // the last block of the call: the next kernel sees both
+    me->calls[int(algorithm)] = epoch;
+  }
+}
+
+/// The first block of this GPU to give up fills in *timeout (plain stores, then `happened`
+/// last, so the host never reads a half-written record; no atomics on host memory).
+__device__ inline void record_timeout(Control* me, Timeout* timeout, int rank, int step, int peer) {
+  if (atomicCAS(&me->timed_out, 0, 1) != 0) return;
+  timeout->gpu = rank;
+  timeout->block = blockIdx.x;
+  timeout->step = step;
+  timeout->peer = peer;
+  __threadfence_system();
+  *reinterpret_cast<volatile int*>(&timeout->happened) = 1;
+  __threadfence_system();
+}
+
+/// What every kernel gets besides the buffers.
+struct Call {
+  int rank;
+  size_t n;
+  Timeout* timeout;
+  unsigned long long timeout_ns;
+  unsigned long long pause_ns;  // test only: see barrier()
+};
+
+__device__ inline void sleep_ns(unsigned long long ns) {
+  const unsigned long long begin = multi_gpu::globaltimer_ns();
+  while (multi_gpu::globaltimer_ns() - begin < ns) __nanosleep(1000);
+}
 
 // [excerpt:barrier]
 /// Block-wide barrier across GPUs: thread p < kGpus tells GPU p "this block of GPU `rank`
 /// reached `step` of call `epoch`" and waits until GPU p said the same. The store is a
 /// release and the load an acquire, both at system scope (across GPUs): whatever this block
-/// wrote before the barrier is visible to every peer that passes it. The wait gives up after
-/// timeout_ns and says so, rather than hanging forever when a peer never comes.
+/// wrote before the barrier is visible to every peer that passes it. A peer may already be one
+/// call ahead and have written epoch + 1 over the flag, so the wait is for "at least epoch"
+/// (flags only grow; the difference is signed so it survives the counter wrapping). The wait
+/// gives up after timeout_ns and says so, rather than hanging forever when a peer never comes.
 template <int kGpus>
-__device__ bool barrier(const Peers& peers, int rank, int step, unsigned epoch, Timeout* timeout,
-                        unsigned long long timeout_ns) {
+__device__ bool barrier(const Peers& peers, Algorithm algorithm, int step, unsigned epoch, const Call& call) {
   __syncthreads();  // the block's earlier reads and writes are done
   bool ok = true;
   if (threadIdx.x < kGpus) {
-    const int peer = threadIdx.x;
-    unsigned& theirs = peers.flags[peer]->flag[step][blockIdx.x][rank];
+    const int peer = threadIdx.x, a = int(algorithm);
+    unsigned& theirs = control(peers.workspace[peer])->flag[a][step][blockIdx.x][call.rank];
     cuda::atomic_ref<unsigned, cuda::thread_scope_system>(theirs).store(epoch, cuda::memory_order_release);
-    cuda::atomic_ref<unsigned, cuda::thread_scope_system> mine(peers.flags[rank]->flag[step][blockIdx.x][peer]);
+    cuda::atomic_ref<unsigned, cuda::thread_scope_system> mine(
+        control(peers.workspace[call.rank])->flag[a][step][blockIdx.x][peer]);
+    if (call.pause_ns && step == kStart) sleep_ns(call.pause_ns);  // test only: a peer may overtake us here
     const unsigned long long begin = multi_gpu::globaltimer_ns();
-    while (mine.load(cuda::memory_order_acquire) != epoch) {
-      if (multi_gpu::globaltimer_ns() - begin > timeout_ns) {
-        if (atomicCAS_system(&timeout->happened, 0, 1) == 0) {
-          timeout->gpu = rank;
-          timeout->block = blockIdx.x;
-          timeout->step = step;
-          timeout->peer = peer;
-          __threadfence_system();
-        }
+    unsigned seen = mine.load(cuda::memory_order_acquire);
+    if (int(seen - epoch) > 0) atomicAdd(&control(peers.workspace[call.rank])->overtakes, 1u);
+#ifdef ALLREDUCE_OVERTAKABLE_BARRIER  // the old wait, for a development run that shows it fail
+    while (seen != epoch) {
+#else
+    while (int(seen - epoch) < 0) {
+#endif
+      if (multi_gpu::globaltimer_ns() - begin > call.timeout_ns) {
+        record_timeout(control(peers.workspace[call.rank]), call.timeout, call.rank, step, peer);
         ok = false;
         break;
       }
+      seen = mine.load(cuda::memory_order_acquire);
     }
   }
   return !__syncthreads_or(!ok);  // every thread learns whether all waits succeeded
 }
 // [/excerpt:barrier]
+
+__device__ inline size_t first_index() { return size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
+__device__ inline size_t grid_stride() { return size_t(gridDim.x) * blockDim.x; }
 
 // [excerpt:one-shot]
 /// One-shot: every GPU writes its input straight into a slot of every GPU's staging buffer
@@ -99,22 +219,24 @@ __device__ bool barrier(const Peers& peers, int rank, int step, unsigned epoch, 
 /// used by odd and even calls: a GPU can be one call ahead of a peer, never two (it waits for
 /// every peer's flag in each call), so it never overwrites a slot that a peer still reads.
 template <int kGpus>
-__global__ void __launch_bounds__(kThreads) one_shot(Peers peers, int rank, size_t n, unsigned epoch,
-                                                     Timeout* timeout, unsigned long long timeout_ns) {
-  auto slot = [&](int gpu, int from) { return peers.staging[gpu] + ((epoch & 1) * kGpus + from) * kOneShotMaxFloats; };
-  const size_t n4 = n / 4;
-  const size_t first = size_t(blockIdx.x) * blockDim.x + threadIdx.x, stride = size_t(gridDim.x) * blockDim.x;
+__device__ void one_shot_body(const Peers& peers, const Call& call, unsigned epoch) {
+  const int rank = call.rank;
+  const size_t n = call.n, n4 = n / 4;
+  auto slot = [&](int gpu, int from) {
+    return reinterpret_cast<float*>(static_cast<char*>(peers.workspace[gpu]) + staging_offset()) +
+           ((epoch & 1) * kGpus + from) * kOneShotMaxFloats;
+  };
   // [excerpt:push]
-  for (size_t i = first; i < n4; i += stride) {
+  for (size_t i = first_index(); i < n4; i += grid_stride()) {
     const float4 v = reinterpret_cast<const float4*>(peers.in[rank])[i];
 #pragma unroll
     for (int p = 0; p < kGpus; ++p) reinterpret_cast<float4*>(slot(p, rank))[i] = v;
   }
   if (blockIdx.x == 0 && threadIdx.x < n - n4 * 4)  // the last n % 4 floats
     for (int p = 0; p < kGpus; ++p) slot(p, rank)[n4 * 4 + threadIdx.x] = peers.in[rank][n4 * 4 + threadIdx.x];
-  if (!barrier<kGpus>(peers, rank, kStart, epoch, timeout, timeout_ns)) return;
+  if (!barrier<kGpus>(peers, Algorithm::kOneShot, kStart, epoch, call)) return;
   // [/excerpt:push]
-  for (size_t i = first; i < n4; i += stride) {
+  for (size_t i = first_index(); i < n4; i += grid_stride()) {
     float4 sum = reinterpret_cast<const float4*>(slot(rank, 0))[i];
 #pragma unroll
     for (int p = 1; p < kGpus; ++p) {
@@ -133,17 +255,18 @@ __global__ void __launch_bounds__(kThreads) one_shot(Peers peers, int rank, size
 // [/excerpt:one-shot]
 
 // [excerpt:two-stage]
-/// Two-stage: reduce-scatter, then all-gather. GPU g owns float4 slice g; block b handles the
-/// same indices of every slice on every GPU, so block b's barrier covers exactly its data.
+/// Two-stage: reduce-scatter, then all-gather. GPU g owns float4 slice g, and the last GPU also
+/// the last n % 4 floats; block b handles the same indices of every slice on every GPU, so block
+/// b's barrier covers exactly its data. Each GPU writes only its own slice of its output before
+/// the middle barrier, and reads a peer's input only there, so in == out is safe.
 template <int kGpus>
-__global__ void __launch_bounds__(kThreads) two_stage(Peers peers, int rank, size_t n, unsigned epoch,
-                                                      Timeout* timeout, unsigned long long timeout_ns) {
-  if (!barrier<kGpus>(peers, rank, kStart, epoch, timeout, timeout_ns)) return;
-  const size_t n4 = n / 4, slice = (n4 + kGpus - 1) / kGpus;
-  const size_t first = size_t(blockIdx.x) * blockDim.x + threadIdx.x, stride = size_t(gridDim.x) * blockDim.x;
+__device__ void two_stage_body(const Peers& peers, const Call& call, unsigned epoch) {
+  if (!barrier<kGpus>(peers, Algorithm::kTwoStage, kStart, epoch, call)) return;
+  const int rank = call.rank;
+  const size_t n = call.n, n4 = n / 4, slice = (n4 + kGpus - 1) / kGpus, tail = n4 * 4;
   // 1. Reduce-scatter: sum slice `rank` of every input into slice `rank` of my output.
   const size_t mine = rank * slice;
-  for (size_t j = first; j < slice && mine + j < n4; j += stride) {
+  for (size_t j = first_index(); j < slice && mine + j < n4; j += grid_stride()) {
     float4 v[kGpus];
 #pragma unroll
     for (int p = 0; p < kGpus; ++p) v[p] = reinterpret_cast<const float4*>(peers.in[p])[mine + j];
@@ -152,15 +275,14 @@ __global__ void __launch_bounds__(kThreads) two_stage(Peers peers, int rank, siz
     for (int p = 1; p < kGpus; ++p) sum = {sum.x + v[p].x, sum.y + v[p].y, sum.z + v[p].z, sum.w + v[p].w};
     reinterpret_cast<float4*>(peers.out[rank])[mine + j] = sum;
   }
-  if (blockIdx.x == 0 && threadIdx.x < n - n4 * 4) {  // the last n % 4 floats: every GPU sums them
-    const size_t i = n4 * 4 + threadIdx.x;
-    float sum = peers.in[0][i];
-    for (int p = 1; p < kGpus; ++p) sum += peers.in[p][i];
-    peers.out[rank][i] = sum;
+  if (rank == kGpus - 1 && blockIdx.x == 0 && threadIdx.x < n - tail) {  // the last n % 4 floats
+    float sum = peers.in[0][tail + threadIdx.x];
+    for (int p = 1; p < kGpus; ++p) sum += peers.in[p][tail + threadIdx.x];
+    peers.out[rank][tail + threadIdx.x] = sum;
   }
-  if (!barrier<kGpus>(peers, rank, kMiddle, epoch, timeout, timeout_ns)) return;
+  if (!barrier<kGpus>(peers, Algorithm::kTwoStage, kMiddle, epoch, call)) return;
   // 2. All-gather: copy every other GPU's finished slice from its output into mine.
-  for (size_t j = first; j < slice; j += stride) {
+  for (size_t j = first_index(); j < slice; j += grid_stride()) {
     float4 v[kGpus];
 #pragma unroll
     for (int k = 1; k < kGpus; ++k) {  // start with the next GPU, so the GPUs spread their reads
@@ -173,115 +295,218 @@ __global__ void __launch_bounds__(kThreads) two_stage(Peers peers, int rank, siz
       if (i < n4) reinterpret_cast<float4*>(peers.out[rank])[i] = v[k];
     }
   }
-  barrier<kGpus>(peers, rank, kEnd, epoch, timeout, timeout_ns);  // peers finished reading my slice
+  if (rank != kGpus - 1 && blockIdx.x == 0 && threadIdx.x < n - tail)
+    peers.out[rank][tail + threadIdx.x] = peers.out[kGpus - 1][tail + threadIdx.x];
+  barrier<kGpus>(peers, Algorithm::kTwoStage, kEnd, epoch, call);  // peers finished reading my slice
 }
 // [/excerpt:two-stage]
 
-enum class Algorithm { kOneShot, kTwoStage };
-
-// [excerpt:pick]
-/// One-shot up to kOneShotMaxFloats, where it beats two-stage on two H100s joined by NVLink
-/// (08_allreduce's table): small messages are all latency, and one-shot has one step.
-inline Algorithm pick(size_t bytes) {
-  return bytes <= kOneShotMaxFloats * sizeof(float) ? Algorithm::kOneShot : Algorithm::kTwoStage;
+// [excerpt:ll]
+__device__ inline void store_line(Line* to, float a, float b, unsigned epoch) {
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(to), "r"(__float_as_uint(a)), "r"(epoch),
+               "r"(__float_as_uint(b)), "r"(epoch) : "memory");
 }
-// [/excerpt:pick]
+__device__ inline Line load_line(const Line* from) {
+  uint4 v;
+  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(from) : "memory");
+  return {__uint_as_float(v.x), v.y, __uint_as_float(v.z), v.w};
+}
 
-/// The host side: flags on every GPU, an epoch counter, and a launch on every GPU's stream.
+/// One-shot LL: line j (floats 2j and 2j+1) of GPU `rank`'s input goes to every peer as one
+/// 16-byte store beside the epoch; each GPU then polls its own memory until every peer's line j
+/// carries this call's epoch, and sums. No barrier and no fence: the epoch in the line *is* the
+/// flag. Two sets of lines, used by odd and even calls: to finish call k + 1 a GPU needs every
+/// peer's call k + 1 data, which a peer sends only after finishing call k, so a GPU in call k + 2
+/// never overwrites lines that a peer still reads for call k.
+template <int kGpus>
+__device__ void one_shot_ll_body(const Peers& peers, const Call& call, unsigned epoch) {
+  const int rank = call.rank;
+  const size_t n = call.n, lines = (n + 1) / 2;
+  auto slot = [&](int gpu, int from) {
+    return reinterpret_cast<Line*>(static_cast<char*>(peers.workspace[gpu]) + ll_offset(kGpus)) +
+           ((epoch & 1) * kGpus + from) * (kLLMaxFloats / 2);
+  };
+  auto mine = [&](size_t j) {  // an odd n's last line carries a 0 beside its last value
+    return 2 * j + 1 < n ? reinterpret_cast<const float2*>(peers.in[rank])[j] : float2{peers.in[rank][2 * j], 0.0f};
+  };
+  for (size_t j = first_index(); j < lines; j += grid_stride()) {
+    const float2 v = mine(j);
+#pragma unroll
+    for (int p = 0; p < kGpus; ++p)
+      if (p != rank) store_line(slot(p, rank) + j, v.x, v.y, epoch);
+  }
+  const unsigned long long begin = multi_gpu::globaltimer_ns();
+  for (size_t j = first_index(); j < lines; j += grid_stride()) {
+    float2 v[kGpus];
+#pragma unroll
+    for (int p = 0; p < kGpus; ++p) {
+      if (p == rank) {
+        v[p] = mine(j);
+        continue;
+      }
+      Line line = load_line(slot(rank, p) + j);
+      while (line.epoch_a != epoch || line.epoch_b != epoch) {
+        if (multi_gpu::globaltimer_ns() - begin > call.timeout_ns) {
+          record_timeout(control(peers.workspace[rank]), call.timeout, rank, kData, p);
+          return;
+        }
+        line = load_line(slot(rank, p) + j);
+      }
+      v[p] = {line.a, line.b};
+    }
+    float2 sum = v[0];  // GPU 0 first on every GPU: the same bits everywhere
+#pragma unroll
+    for (int p = 1; p < kGpus; ++p) sum = {sum.x + v[p].x, sum.y + v[p].y};
+    if (2 * j + 1 < n) reinterpret_cast<float2*>(peers.out[rank])[j] = sum;
+    else peers.out[rank][2 * j] = sum.x;
+  }
+}
+// [/excerpt:ll]
+
+template <int kGpus, Algorithm kAlgorithm>
+__global__ void __launch_bounds__(kThreads) all_reduce(Peers peers, Call call) {
+  Control* me = control(peers.workspace[call.rank]);
+  const unsigned epoch = begin_call(me, kAlgorithm);
+  if (epoch == 0) return;  // dead since an earlier timeout: do nothing, never wait
+  if (kAlgorithm == Algorithm::kOneShot) one_shot_body<kGpus>(peers, call, epoch);
+  else if (kAlgorithm == Algorithm::kTwoStage) two_stage_body<kGpus>(peers, call, epoch);
+  else one_shot_ll_body<kGpus>(peers, call, epoch);
+  end_call(me, kAlgorithm, epoch);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side.
+
+/// Blocks per call: enough for the work, at most one per SM, so that every block of a call is
+/// running at once (a block that waits for a peer's block must not keep it from being scheduled).
+/// A function of the call alone, so that every rank launches the same grid.
+inline int blocks_for(Algorithm algorithm, int gpus, size_t n) {
+  int device = 0, sms = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const size_t work = algorithm == Algorithm::kOneShotLL ? (n + 1) / 2
+                      : algorithm == Algorithm::kOneShot ? n / 4
+                                                         : (n / 4 + gpus - 1) / gpus;
+  return int(std::max<size_t>(1, std::min<size_t>({(work + kThreads - 1) / kThreads, size_t(sms), size_t(kMaxBlocks)})));
+}
+
+[[noreturn]] inline void refuse(const std::string& why, int code = tutorial::kExitUsage) {
+  std::fprintf(stderr, "all-reduce: %s\n", why.c_str());
+  std::exit(code);
+}
+
+template <int kGpus>
+void launch_for(Algorithm algorithm, const Peers& peers, const Call& call, int blocks, cudaStream_t stream) {
+  if (algorithm == Algorithm::kOneShot)
+    all_reduce<kGpus, Algorithm::kOneShot><<<blocks, kThreads, 0, stream>>>(peers, call);
+  else if (algorithm == Algorithm::kTwoStage)
+    all_reduce<kGpus, Algorithm::kTwoStage><<<blocks, kThreads, 0, stream>>>(peers, call);
+  else
+    all_reduce<kGpus, Algorithm::kOneShotLL><<<blocks, kThreads, 0, stream>>>(peers, call);
+  CUDA_CHECK_LAUNCH();
+}
+
+/// Enqueues GPU `rank`'s part of one all-reduce of n floats on `stream` (the current device must
+/// be that GPU). Every rank makes the same sequence of calls (same algorithm and n); the epoch
+/// lives in device memory, so a CUDA graph can capture and replay launches. In place (in == out)
+/// is allowed. Refuses (message, exit 2) what the kernels cannot do; refuses (exit 1) to run
+/// after a wait gave up. pause_ns is for tests only: this rank's waiting threads sleep that long
+/// between their own flag store and their first load (the window where a peer can overtake).
+inline void launch(Algorithm algorithm, const Peers& peers, int rank, int gpus, size_t n, cudaStream_t stream,
+                   Timeout* timeout, unsigned long long timeout_ns, unsigned long long pause_ns = 0) {
+  if (gpus < 2 || gpus > kMaxGpus)
+    refuse(tutorial::format("built for 2 to %d GPUs, asked for %d", kMaxGpus, gpus));
+  if (rank < 0 || rank >= gpus) refuse(tutorial::format("rank %d is not one of the %d GPUs", rank, gpus));
+  if (n > max_floats(algorithm, gpus))
+    refuse(tutorial::format("%s takes at most %zu floats, not %zu", name(algorithm), max_floats(algorithm, gpus), n));
+  for (int g = 0; g < gpus; ++g)
+    if (reinterpret_cast<uintptr_t>(peers.in[g]) % 16 || reinterpret_cast<uintptr_t>(peers.out[g]) % 16 ||
+        reinterpret_cast<uintptr_t>(peers.workspace[g]) % 256)
+      refuse(tutorial::format("GPU %d's buffers must be 16-byte aligned (the kernels move float4s); "
+                              "in = %p, out = %p", g, static_cast<const void*>(peers.in[g]),
+                              static_cast<void*>(peers.out[g])));
+  if (timeout->happened)
+    refuse("this communicator is dead: " + describe(*timeout) + " Refusing further calls; make a new one.",
+           tutorial::kExitFailure);
+  if (n == 0) return;
+  const Call call{rank, n, timeout, timeout_ns, pause_ns};
+  const int blocks = blocks_for(algorithm, gpus, n);
+  switch (gpus) {  // the GPU count is a template argument: the loops over peers unroll
+    case 2: return launch_for<2>(algorithm, peers, call, blocks, stream);
+    case 3: return launch_for<3>(algorithm, peers, call, blocks, stream);
+    case 4: return launch_for<4>(algorithm, peers, call, blocks, stream);
+    case 5: return launch_for<5>(algorithm, peers, call, blocks, stream);
+    case 6: return launch_for<6>(algorithm, peers, call, blocks, stream);
+    case 7: return launch_for<7>(algorithm, peers, call, blocks, stream);
+    case 8: return launch_for<8>(algorithm, peers, call, blocks, stream);
+  }
+}
+
+/// One process, every GPU: a workspace on each, a Timeout per GPU, a launch on every GPU's stream.
 class PeerAllReduce {
  public:
   /// Needs peer access enabled between all \p gpus (multi_gpu::enable_all_peers).
   explicit PeerAllReduce(int gpus, unsigned long long timeout_ns = 5'000'000'000ull)
       : gpus_(gpus), timeout_ns_(timeout_ns) {
-    if (gpus > kMaxGpus) {
-      std::fprintf(stderr, "This all-reduce handles up to %d GPUs; this machine has %d.\n", kMaxGpus, gpus);
-      std::exit(tutorial::kExitUsage);
-    }
+    if (gpus < 2 || gpus > kMaxGpus) refuse(tutorial::format("built for 2 to %d GPUs; this machine has %d", kMaxGpus, gpus));
     for (int d = 0; d < gpus; ++d) {
       CUDA_CHECK(cudaSetDevice(d));
-      CUDA_CHECK(cudaMalloc(&flags_[d], sizeof(Flags)));
-      CUDA_CHECK(cudaMemset(flags_[d], 0, sizeof(Flags)));  // epoch 0: nobody has arrived
-      CUDA_CHECK(cudaMalloc(&staging_[d], 2 * gpus * kOneShotMaxFloats * sizeof(float)));
-      int sms = 0;
-      CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d));
-      max_blocks_ = std::min(max_blocks_ == 0 ? sms : std::min(max_blocks_, sms), kMaxBlocks);
+      CUDA_CHECK(cudaMalloc(&workspace_[d], workspace_bytes(gpus)));
+      init_workspace(workspace_[d], gpus, nullptr);
     }
-    CUDA_CHECK(cudaHostAlloc(&timeout_, sizeof(Timeout), cudaHostAllocMapped | cudaHostAllocPortable));
-    *timeout_ = Timeout{};
+    CUDA_CHECK(cudaHostAlloc(&timeouts_, kMaxGpus * sizeof(Timeout), cudaHostAllocMapped | cudaHostAllocPortable));
+    for (int d = 0; d < kMaxGpus; ++d) timeouts_[d] = Timeout{};
     multi_gpu::synchronize_all(gpus);
   }
   ~PeerAllReduce() {
     for (int d = 0; d < gpus_; ++d)
-      if (cudaSetDevice(d) == cudaSuccess) {
-        cudaFree(flags_[d]);
-        cudaFree(staging_[d]);
-      }
-    cudaFreeHost(timeout_);
+      if (cudaSetDevice(d) == cudaSuccess) cudaFree(workspace_[d]);
+    cudaFreeHost(timeouts_);
   }
   PeerAllReduce(const PeerAllReduce&) = delete;
   PeerAllReduce& operator=(const PeerAllReduce&) = delete;
 
-  /// Enqueues out[g] = sum of in[*] on every GPU g's stream. Only \p only_gpus GPUs launch
-  /// (all by default): fewer is how the timeout test makes a peer that never comes.
+  /// Enqueues out[g] = sum of in[*] on every GPU g's stream. Only \p only_gpus GPUs launch (all
+  /// by default): fewer is how the timeout test makes a peer that never comes. \p pause_gpu's
+  /// waits pause for \p pause_ns (tests only; see launch()).
   void run(Algorithm algorithm, const std::vector<float*>& in, const std::vector<float*>& out, size_t n,
-           const std::vector<cudaStream_t>& streams, int only_gpus = -1) {
+           const std::vector<cudaStream_t>& streams, int only_gpus = -1, int pause_gpu = -1,
+           unsigned long long pause_ns = 0) {
+    for (int d = 0; d < gpus_; ++d)
+      if (timeouts_[d].happened)
+        refuse("this communicator is dead: " + describe(timeouts_[d]) + " Refusing further calls.",
+               tutorial::kExitFailure);
     Peers peers{};
     for (int d = 0; d < gpus_; ++d) {
       peers.in[d] = in[d];
       peers.out[d] = out[d];
-      peers.flags[d] = flags_[d];
-      peers.staging[d] = staging_[d];
+      peers.workspace[d] = workspace_[d];
     }
-    if (algorithm == Algorithm::kOneShot && n > kOneShotMaxFloats) {
-      std::fprintf(stderr, "one-shot takes at most %zu floats, not %zu\n", kOneShotMaxFloats, n);
-      std::exit(tutorial::kExitUsage);
-    }
-    const size_t n4 = n / 4;
-    const size_t work = algorithm == Algorithm::kOneShot ? n4 : (n4 + gpus_ - 1) / gpus_;
-    const int blocks = int(std::max<size_t>(1, std::min<size_t>((work + kThreads - 1) / kThreads, max_blocks_)));
-    ++epoch_;
     for (int d = 0; d < (only_gpus < 0 ? gpus_ : only_gpus); ++d) {
       CUDA_CHECK(cudaSetDevice(d));
-      launch(algorithm, blocks, streams[d], peers, d, n);
+      launch(algorithm, peers, d, gpus_, n, streams[d], &timeouts_[d], timeout_ns_, d == pause_gpu ? pause_ns : 0);
     }
   }
 
-  /// After synchronizing: if a wait gave up, says which GPU, block and step, and returns false.
+  /// After synchronizing: if a wait gave up, says which GPU, block and step (each GPU that gave
+  /// up), and returns false.
   bool report_timeout() const {
-    if (!timeout_->happened) return true;
-    std::fprintf(stderr, "all-reduce: GPU %d, block %d timed out at the %s: GPU %d never arrived.\n",
-                 timeout_->gpu, timeout_->block, step_name(timeout_->step), timeout_->peer);
-    return false;
+    bool ok = true;
+    for (int d = 0; d < gpus_; ++d)
+      if (timeouts_[d].happened) {
+        std::fprintf(stderr, "all-reduce: %s\n", describe(timeouts_[d]).c_str());
+        ok = false;
+      }
+    return ok;
   }
-  const Timeout& timeout() const { return *timeout_; }
+  const Timeout& timeout(int gpu) const { return timeouts_[gpu]; }
 
  private:
-  template <int kGpus>
-  void launch_for(Algorithm algorithm, int blocks, cudaStream_t stream, const Peers& peers, int rank, size_t n) {
-    if (algorithm == Algorithm::kOneShot)
-      one_shot<kGpus><<<blocks, kThreads, 0, stream>>>(peers, rank, n, epoch_, timeout_, timeout_ns_);
-    else
-      two_stage<kGpus><<<blocks, kThreads, 0, stream>>>(peers, rank, n, epoch_, timeout_, timeout_ns_);
-    CUDA_CHECK_LAUNCH();
-  }
-  void launch(Algorithm algorithm, int blocks, cudaStream_t stream, const Peers& peers, int rank, size_t n) {
-    switch (gpus_) {  // the GPU count is a template argument: the loops over peers unroll
-      case 2: return launch_for<2>(algorithm, blocks, stream, peers, rank, n);
-      case 3: return launch_for<3>(algorithm, blocks, stream, peers, rank, n);
-      case 4: return launch_for<4>(algorithm, blocks, stream, peers, rank, n);
-      case 5: return launch_for<5>(algorithm, blocks, stream, peers, rank, n);
-      case 6: return launch_for<6>(algorithm, blocks, stream, peers, rank, n);
-      case 7: return launch_for<7>(algorithm, blocks, stream, peers, rank, n);
-      default: return launch_for<8>(algorithm, blocks, stream, peers, rank, n);
-    }
-  }
   int gpus_;
   unsigned long long timeout_ns_;
-  Flags* flags_[kMaxGpus] = {};
-  float* staging_[kMaxGpus] = {};
-  int max_blocks_ = 0;
-  unsigned epoch_ = 0;
-  Timeout* timeout_ = nullptr;
+  void* workspace_[kMaxGpus] = {};
+  Timeout* timeouts_ = nullptr;
 };
 
 }  // namespace allreduce

@@ -65,8 +65,8 @@ int main(int argc, char** argv) {
     multi_gpu::synchronize_all(gpus);
     const bool reported = !lonely.report_timeout();
     verifier.expect("GPU 0 alone: its wait timed out and named GPU 0, the start barrier and a missing peer",
-                    reported && lonely.timeout().gpu == 0 && lonely.timeout().step == allreduce::kStart &&
-                        lonely.timeout().peer != 0);
+                    reported && lonely.timeout(0).gpu == 0 && lonely.timeout(0).step == allreduce::kStart &&
+                        lonely.timeout(0).peer != 0);
     return verifier.finish("08_allreduce");
   }
 
