@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
     return 77;
   }
 
+  // [excerpt:launch]
   const int n = 1 << 20;
   float *x = nullptr, *y = nullptr;
   CHECK(cudaMallocManaged(&x, n * sizeof(float)));  // one pointer for the CPU and the GPU
@@ -54,6 +55,7 @@ int main(int argc, char** argv) {
   add<<<1, 1>>>(n, x, y);          // one block of one thread; returns before the GPU is done
   CHECK(cudaGetLastError());       // was the launch accepted? (a launch returns no status)
   CHECK(cudaDeviceSynchronize());  // wait for the GPU; errors inside the kernel show here
+  // [/excerpt:launch]
 
   // 1 + 2 = 3 exactly, so any difference is a bug. Unlike fmax, this keeps a NaN.
   float max_error = 0.0f;
