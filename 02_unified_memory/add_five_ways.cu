@@ -77,12 +77,12 @@ RunTimes managed_first_touch(size_t n) {
 // 2. Managed memory, prefetched. cudaMemPrefetchAsync moves the pages in bulk, as
 // steps in the stream, so the kernel finds its data in GPU memory and the CPU finds
 // the result in host memory: no page faults on either side.
-// [excerpt:prefetched]
 RunTimes managed_prefetched(size_t n, int device) {
   ManagedBuffer<float> x(n, 1.0f), y(n, 2.0f);
   RunTimes t;
   const HostClock total;
   tutorial::EventTimer to_gpu, kernel, to_host;
+  // [excerpt:prefetched]
   to_gpu.start();
   prefetch(x.data(), x.bytes(), device);
   prefetch(y.data(), y.bytes(), device);
@@ -93,6 +93,7 @@ RunTimes managed_prefetched(size_t n, int device) {
   to_host.start();
   prefetch(y.data(), y.bytes(), cudaCpuDeviceId);
   to_host.stop();
+  // [/excerpt:prefetched]
   CUDA_CHECK(cudaDeviceSynchronize());
   t.max_error = tutorial::max_abs_error_from(y.data(), 3.0, n);
   t.total_ms = total.elapsed_ms();
@@ -101,7 +102,6 @@ RunTimes managed_prefetched(size_t n, int device) {
   t.to_host_ms = to_host.elapsed_ms();
   return t;
 }
-// [/excerpt:prefetched]
 
 // 3. Managed memory kept in host memory. "Preferred location: host" keeps the pages
 // there; "accessed by: this GPU" maps them into the GPU's page tables up front. The
