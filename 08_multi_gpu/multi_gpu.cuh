@@ -178,6 +178,14 @@ __device__ inline unsigned long long globaltimer_ns() {
   return t;
 }
 
+/// "4KiB", "1MiB", "1GiB": a message size as the tables and figure names write it.
+inline std::string size_label(size_t bytes) {
+  if (bytes >= (1u << 30) && bytes % (1u << 30) == 0) return tutorial::format("%zuGiB", bytes >> 30);
+  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return tutorial::format("%zuMiB", bytes >> 20);
+  if (bytes >= (1u << 10) && bytes % (1u << 10) == 0) return tutorial::format("%zuKiB", bytes >> 10);
+  return tutorial::format("%zuB", bytes);
+}
+
 /// Small whole numbers for GPU \p rank's element i: any sum of up to 2^20 of them is exact in
 /// float, so an all-reduce's answer is known exactly.
 inline float exact_input(int rank, size_t i) { return float(int((i * 7 + rank * 3) % 17) - 8); }

@@ -1,16 +1,20 @@
-"""Chapter 08, part 5 in PyTorch: the same exact all-reduce, one process per GPU, torch.distributed.
+"""Chapter 08, part 5 in PyTorch: the same exact all-reduce, one process per GPU, started by torchrun.
 
-    python3 08_multi_gpu/torch_allreduce.py [--runs 20]
+    torchrun --nproc-per-node=<gpus> 08_multi_gpu/torch_allreduce.py [--runs 20] [--rounds 3]
+    torchrun --nnodes=2 --nproc-per-node=8 --rdzv-backend=c10d --rdzv-endpoint=<host a>:29500 \\
+        08_multi_gpu/torch_allreduce.py        # on each of two hosts
 
-mp.spawn starts one process per GPU (the count comes from the machine); each joins the NCCL
-process group, runs the all-reduce of 08_process_per_gpu at the same sizes, checks its answer
-exactly and times it with CUDA events. Rank 0 prints the table and the SUMMARY line.
-Exit 77 without PyTorch, without CUDA, or with fewer than two GPUs.
+torchrun starts the processes and sets RANK, WORLD_SIZE and LOCAL_RANK; init_process_group
+finds the others through env:// (MASTER_ADDR, MASTER_PORT, set by torchrun too). Each rank
+checks the all-reduce exactly at every size, then times it as 08_mpi_allreduce does: batches of
+back-to-back calls between CUDA events, started together behind a sleeping kernel while the host
+queues them. The time of one call with a synchronize after it (the host's work included) is
+printed beside it. Rank 0 prints the table and the SUMMARY line.
+--require-gpus N (no torchrun): exit 0 if this machine has N GPUs for PyTorch, else 77 and why.
 """
 import argparse
 import json
 import os
-import socket
 import statistics
 import sys
 
@@ -19,86 +23,133 @@ os.environ["NCCL_NVLS_ENABLE"] = "0"
 os.environ["TORCH_SYMM_MEM_DISABLE_MULTICAST"] = "1"
 os.environ["NVSHMEM_DISABLE_NVLS"] = "1"
 
-COUNTS = [1024, 262144, 16777216, 1000003]  # 4 KiB, 1 MiB, 64 MiB, an odd count (as the C++ launcher)
+SIZES = [4 << 10, 256 << 10, 1 << 20, 16 << 20, 64 << 20]  # bytes, timed
+ODD = [1, 7, 1000003]  # floats, checked exactly too
+GATE_CYCLES = 20_000_000  # ~10 ms at 2 GHz: longer than the host needs to queue a batch
 
 
-def exact_input(torch, rank, n, device):
+def label(size):
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return "%d%s" % (size >> shift, unit)
+    return "%dB" % size
+
+
+def exact_input(torch, rank, n):
     """Small whole numbers, as multi_gpu::exact_input: every sum is exact in float32."""
-    i = torch.arange(n, device=device, dtype=torch.int64)
+    i = torch.arange(n, device="cuda", dtype=torch.int64)
     return ((i * 7 + rank * 3) % 17 - 8).to(torch.float32)
 
 
+def batch_times(torch, dist, y, runs):
+    """runs back-to-back all-reduces between events, queued behind a sleeping kernel: GPU times."""
+    dist.all_reduce(y)  # warm-up
+    torch.cuda.synchronize()
+    dist.barrier(device_ids=[torch.cuda.current_device()])  # every rank starts its batch together
+    marks = [torch.cuda.Event(enable_timing=True) for _ in range(runs + 1)]
+    torch.cuda._sleep(GATE_CYCLES)  # the gate: the GPU waits while the host queues the batch
+    marks[0].record()
+    for i in range(runs):
+        dist.all_reduce(y)
+        marks[i + 1].record()
+    torch.cuda.synchronize()
+    return [marks[i].elapsed_time(marks[i + 1]) for i in range(runs)]
+
+
+def per_call_times(torch, dist, y, runs):
+    """One call at a time, a synchronize after each: what a loop in Python sees, host included."""
+    times = []
+    for _ in range(runs):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        dist.all_reduce(y)
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    return times
+
+
 # [excerpt:worker]
-def worker(rank, world, port, runs):
+def run(args):
     import torch
     import torch.distributed as dist
-    torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", init_method="tcp://127.0.0.1:%d" % port, rank=rank, world_size=world,
-                            device_id=torch.device("cuda", rank))
-    rows, errors = [], []
-    for n in COUNTS:
-        x = exact_input(torch, rank, n, "cuda")
-        expected = sum(exact_input(torch, r, n, "cuda") for r in range(world))
-        y = x.clone()
+    rank, world, local = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local)
+    dist.init_process_group("nccl", device_id=torch.device("cuda", local))  # env://, from torchrun
+    errors = []
+    for n in [s // 4 for s in SIZES] + ODD:
+        y = exact_input(torch, rank, n)
         dist.all_reduce(y)  # in place: y = sum over ranks
-        errors.append((y - expected).abs().max().item())
-        times = []
-        for _ in range(3 + runs):
-            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            dist.all_reduce(y)
-            stop.record()
-            stop.synchronize()
-            times.append(start.elapsed_time(stop))
-        rows.append((n, statistics.median(times[3:])))
-    worst = torch.tensor(errors, device="cuda")
-    dist.all_reduce(worst, op=dist.ReduceOp.MAX)  # the worst error over all ranks
+        expected = sum(exact_input(torch, r, n) for r in range(world))
+        errors.append((n, (y - expected).abs().max().item()))
     # [/excerpt:worker]
+    rows = []
+    for size in SIZES:
+        y = exact_input(torch, rank, size // 4)
+        batches = [statistics.median(batch_times(torch, dist, y, args.runs)) for _ in range(args.rounds)]
+        rows.append((size, statistics.median(batches), min(batches), max(batches),
+                     statistics.median(per_call_times(torch, dist, y, args.runs))))
+    worst = torch.tensor([e for _, e in errors], device="cuda")
+    dist.all_reduce(worst, op=dist.ReduceOp.MAX)  # the worst error over all ranks
     if rank == 0:
-        report(world, runs, rows, worst.tolist())
+        report(world, args, rows, [(n, e) for (n, _), e in zip(errors, worst.tolist())])
     dist.destroy_process_group()
+    return 0 if all(e == 0 for e in worst.tolist()) else 1  # every rank knows every rank's errors
 
 
-def report(world, runs, rows, worst):
-    print("\n### torch.distributed all-reduce, %d processes (median of %d runs, rank 0)\n" % (world, runs))
-    print("| Floats | Bytes | Time | Bus GB/s |\n|---|---|---|---|")
-    figures = {"processes": world}
-    for (n, ms) in rows:
-        busbw = n * 4 / (ms * 1e6) * 2 * (world - 1) / world
-        print("| %d | %d | %.1f us | %.1f |" % (n, n * 4, ms * 1e3, busbw))
-        figures["us_%d" % n] = round(ms * 1e3, 1)
+def report(world, args, rows, errors):
+    print("\n### torch.distributed all-reduce, %d processes (median of %d batches of %d runs, rank 0's clock)\n"
+          % (world, args.rounds, args.runs))
+    print("Batch: back-to-back calls between events, as the C++ programs time them. Per call: one call, then a\n"
+          "synchronize, so each time also holds the host's work to issue it.\n")
+    print("| Size | Batch | Spread | Bus GB/s | Per call (host included) |\n|---|---|---|---|---|")
+    figures = {"gpus": world}
+    for size, ms, low, high, per_call in rows:
+        busbw = size / (ms * 1e6) * 2 * (world - 1) / world
+        print("| %s | %.1f us | %.0f%% | %.1f | %.1f us |" % (label(size), ms * 1e3, 100 * (high - low) / ms, busbw,
+                                                           per_call * 1e3))
+        figures["nccl_us_" + label(size)] = round(ms * 1e3, 1)
+        figures["per_call_us_" + label(size)] = round(per_call * 1e3, 1)
     print()
     failed = 0
-    for (n, _), error in zip(rows, worst):
+    for n, error in errors:
         print("Max error: %g  (all-reduce of %d floats, every rank)" % (error, n))
         failed += error != 0
-    print("\nSUMMARY " + json.dumps({"program": "08_torch_allreduce", "checks": len(rows), "failed": failed,
-                                      "exact": len(rows), "goals": [], "figures": figures}, separators=(",", ":")))
+    print("\nSUMMARY " + json.dumps({"program": "08_torch_allreduce", "checks": len(errors), "failed": failed,
+                                      "exact": len(errors), "goals": [], "figures": figures}, separators=(",", ":")))
     sys.stdout.flush()
+
+
+def gpus_for_pytorch():
+    """(count, why not) for this machine: PyTorch installed, CUDA usable, how many GPUs."""
+    try:
+        import torch
+    except ImportError:
+        return 0, "PyTorch is not installed"
+    if not torch.cuda.is_available():
+        return 0, "PyTorch sees no usable CUDA GPU"
+    return torch.cuda.device_count(), ""
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=20, help="timed runs per size (default 20)")
+    parser.add_argument("--runs", type=int, default=20, help="timed runs per batch (default 20)")
+    parser.add_argument("--rounds", type=int, default=3, help="batches per size (default 3)")
+    parser.add_argument("--require-gpus", type=int, metavar="N", help="only check that N GPUs are usable")
     args = parser.parse_args()
-    if args.runs < 1:
-        parser.error("--runs must be at least 1")
-    try:
-        import torch
-        import torch.multiprocessing as mp
-    except ImportError:
-        print("PyTorch is not installed: skipping (exit code 77).", file=sys.stderr)
-        return 77
-    world = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    if world < 2:
-        print("This program needs two GPUs or more; this machine has %d. Skipping (exit code 77)." % world,
-              file=sys.stderr)
-        return 77
-    with socket.socket() as s:  # a free port for rank 0's rendezvous
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    mp.spawn(worker, args=(world, port, args.runs), nprocs=world, join=True)  # raises if a rank fails
-    return 0
+    if args.runs < 1 or args.rounds < 1:
+        parser.error("--runs and --rounds must be at least 1")
+    if args.require_gpus is not None:
+        count, why = gpus_for_pytorch()
+        if count < args.require_gpus:
+            print("%s: %d processes need %d GPUs, this machine has %d. Skipping (exit code 77)."
+                  % (why or "Too few GPUs", args.require_gpus, args.require_gpus, count))
+            return 77
+        return 0
+    if "LOCAL_RANK" not in os.environ:
+        parser.error("start it with torchrun, one process per GPU: "
+                     "torchrun --nproc-per-node=<gpus> 08_multi_gpu/torch_allreduce.py")
+    return run(args)
 
 
 if __name__ == "__main__":
