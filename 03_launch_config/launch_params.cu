@@ -229,12 +229,14 @@ void streams_demo(size_t n, int sm_count, tutorial::TimingPlan plan, tutorial::V
     // reaches this point (after the timer's start event); join: s1 waits for
     // s2's job, so the timer's stop event in s1 comes after both jobs.
     auto two_streams = [&] {
+      // [excerpt:streams-fork-join]
       CUDA_CHECK(cudaEventRecord(fork, s1));
       CUDA_CHECK(cudaStreamWaitEvent(s2, fork, 0));
       a.launch(size.grid, s1);
       b.launch(size.grid, s2);
       CUDA_CHECK(cudaEventRecord(join, s2));
       CUDA_CHECK(cudaStreamWaitEvent(s1, join, 0));
+      // [/excerpt:streams-fork-join]
     };
     // Each way is checked once (both jobs, exactly) and then timed.
     auto verify_and_time = [&](auto& run, const char* how) {
