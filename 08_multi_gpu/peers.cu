@@ -24,8 +24,8 @@
 
 namespace {
 
-// H100 SXM: 18 NVLink 4 links of 25 GB/s each way (NVIDIA's datasheet: 900 GB/s both ways).
-constexpr double kH100NvlinkPerDirectionGBs = 450.0;
+// H100 SXM and H200: 18 NVLink 4 links of 25 GB/s each way (NVIDIA's datasheets: 900 GB/s both ways).
+constexpr double kNvlinkPerDirectionGBs = 450.0;
 constexpr int kThreads = 512;
 
 // [excerpt:copy-kernel]
@@ -133,7 +133,7 @@ struct Way {
   std::string key() const {
     const char* how = driver == 0 ? "pull" : "push";
     if (kind == kEngine) return tutorial::format("engine_%s_gbs", how);
-    if (kind == kLoop) return tutorial::format("kernel_%s_x%d_b%d_gbs", how, loads, blocks);
+    if (kind == kLoop) return tutorial::format("kernel_%s_x%d%s_gbs", how, loads, blocks ? tutorial::format("_b%d", blocks).c_str() : "");
     return tutorial::format("tma_%s_%uk_b%d_gbs", how, chunk >> 10, blocks);
   }
 };
@@ -320,7 +320,8 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaSetDevice(0));
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-    const bool h100_sxm = std::strstr(prop.name, "H100") && !std::strstr(prop.name, "PCIe");
+    const bool nvlink18 = (std::strstr(prop.name, "H100") && !std::strstr(prop.name, "PCIe") && !std::strstr(prop.name, "NVL")) ||
+                          std::strstr(prop.name, "H200");
     std::printf("\n### GPU 1 -> GPU 0, %.2f GiB per copy (median of %d rounds x %d runs, interleaved)\n\n",
                 bytes / double(1ull << 30), int(cli.get_int("rounds")), runs);
     tutorial::Table table({"Copy", "Time", "GB/s", "spread GB/s", "% of copy engine, same driver",
@@ -336,14 +337,14 @@ int main(int argc, char** argv) {
                      tutorial::format("%.0f-%.0f", tutorial::gigabytes_per_second(double(bytes), t.max_ms),
                                       tutorial::gigabytes_per_second(double(bytes), t.min_ms)),
                      tutorial::format("%.1f%%", 100 * gbs / engine[way.driver]),
-                     h100_sxm ? tutorial::format("%.1f%%", 100 * gbs / kH100NvlinkPerDirectionGBs) : "n/a"});
+                     nvlink18 ? tutorial::format("%.1f%%", 100 * gbs / kNvlinkPerDirectionGBs) : "n/a"});
       verifier.figure(way.key(), std::round(gbs));
     }
     const tutorial::Timing both = tutorial::time_gpu(both_ways, plan, s0);
     const double both_gbs = tutorial::gigabytes_per_second(2.0 * bytes, both.median_ms);
     table.add_row({"copy engines, both ways at once (sum)", tutorial::format_time(both.median_ms),
                    tutorial::format("%.0f", both_gbs), "", tutorial::format("%.1f%% of 2x pull", 50 * both_gbs / engine[0]),
-                   h100_sxm ? tutorial::format("%.1f%% of 2x", 50 * both_gbs / kH100NvlinkPerDirectionGBs) : "n/a"});
+                   nvlink18 ? tutorial::format("%.1f%% of 2x", 50 * both_gbs / kNvlinkPerDirectionGBs) : "n/a"});
     // A tiny copy takes less time than the host needs to enqueue one: time them behind a gate.
     multi_gpu::BatchTimer gate({s0});
     const tutorial::Timing tiny = tutorial::summarize(
@@ -354,8 +355,9 @@ int main(int argc, char** argv) {
     verifier.figure("memcpy_peer_gbs", std::round(engine[0]));
     verifier.figure("memcpy_peer_both_ways_gbs", std::round(both_gbs));
     verifier.figure("tiny_copy_us", std::round(tiny.median_ms * 1e4) / 10);
-    if (h100_sxm) verifier.figure("memcpy_peer_pct_of_nvlink", std::round(1000 * engine[0] / kH100NvlinkPerDirectionGBs) / 10);
-    verifier.figure("best_pull_pct_of_engine", std::round(1000 * best[0] / engine[0]) / 10);
+    if (nvlink18) verifier.figure("memcpy_peer_pct_of_nvlink", std::round(1000 * engine[0] / kNvlinkPerDirectionGBs) / 10);
+    verifier.figure("best_kernel_pct_of_memcpy_peer", std::round(1000 * best[0] / engine[0]) / 10);  // pulling
+    verifier.figure("memcpy_peer_push_gbs", std::round(engine[1]));
     verifier.figure("best_push_pct_of_engine", std::round(1000 * best[1] / engine[1]) / 10);
     verifier.goal("best kernel pulling, share of the copy engine pulling", 100 * best[0] / engine[0], 95, "%");
     verifier.goal("best kernel pushing, share of the copy engine pushing", 100 * best[1] / engine[1], 95, "%");
