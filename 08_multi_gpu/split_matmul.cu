@@ -353,17 +353,17 @@ int main(int argc, char** argv) {
     for (int d = 0; d < gpus; ++d) add(tutorial::format("one GPU (cuBLAS), GPU %d", d), [&, d] { one_gpu(d); }, d, -1);
     if (cli.get_flag("sweep"))
       add("one GPU's whole matmul on every GPU at once", [&] {
-                            CUDA_CHECK(cudaSetDevice(0));
-                            CUDA_CHECK(cudaEventRecord(g[0].go, g[0].compute));
-                            for (int d = 0; d < gpus; ++d) {
-                              CUDA_CHECK(cudaSetDevice(d));
-                              CUDA_CHECK(cudaStreamWaitEvent(g[d].compute, g[0].go, 0));
-                              gemm(g[d], m, k, {0, n}, g[d].compute);
-                              CUDA_CHECK(cudaEventRecord(g[d].done, g[d].compute));
-                            }
-                            CUDA_CHECK(cudaSetDevice(0));
-                            for (const Gpu& gpu : g) CUDA_CHECK(cudaStreamWaitEvent(g[0].compute, gpu.done, 0));
-                          }, 0, -1);
+        CUDA_CHECK(cudaSetDevice(0));
+        CUDA_CHECK(cudaEventRecord(g[0].go, g[0].compute));
+        for (int d = 0; d < gpus; ++d) {
+          CUDA_CHECK(cudaSetDevice(d));
+          CUDA_CHECK(cudaStreamWaitEvent(g[d].compute, g[0].go, 0));
+          gemm(g[d], m, k, {0, n}, g[d].compute);
+          CUDA_CHECK(cudaEventRecord(g[d].done, g[d].compute));
+        }
+        CUDA_CHECK(cudaSetDevice(0));
+        for (const Gpu& gpu : g) CUDA_CHECK(cudaStreamWaitEvent(g[0].compute, gpu.done, 0));
+      }, 0, -1);
     for (size_t i = 0; i < schedules.size(); ++i)
       add(schedules[i].name(gpus), [&, i] { split(schedules[i]); }, 0, int(i));
     const bool keep_spans = !cli.get_string("timeline").empty();
