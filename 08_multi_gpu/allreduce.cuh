@@ -501,6 +501,12 @@ class PeerAllReduce {
     return ok;
   }
   const Timeout& timeout(int gpu) const { return timeouts_[gpu]; }
+  /// How many of \p gpu's barrier waits found a peer already a call ahead (tests read it).
+  unsigned overtakes(int gpu) const {
+    Control control{};
+    CUDA_CHECK(cudaMemcpy(&control, workspace_[gpu], sizeof control, cudaMemcpyDeviceToHost));
+    return control.overtakes;
+  }
 
  private:
   int gpus_;

@@ -1,22 +1,31 @@
 // Chapter 08, part 3: an all-reduce of our own over peer memory, against NCCL at every size.
 //
-// Every GPU holds n floats of small whole numbers; afterwards each holds the sum of all of
-// them, which is exact, so every algorithm at every size is checked for `Max error: 0` on
-// every GPU (outputs poisoned first). Then each size is timed three ways (NCCL, one-shot,
-// two-stage) in interleaved batches, and the size-picked version is compared with NCCL.
+// Every GPU holds n floats of small whole numbers, made on the GPU; afterwards each holds the sum
+// of all of them, which is exact, so every method at every size is checked on the GPU for
+// `Max error: 0` on every GPU (outputs poisoned first). Then each size is timed two ways:
+//  - eager: calls launched one by one from this thread (behind a gate, so the GPUs never wait for
+//    the host between calls): what a program that launches each call pays;
+//  - in a CUDA graph: 100 calls captured once and replayed, so the launches cost the host almost
+//    nothing: what the GPUs themselves take.
+// Beside them, an empty kernel in the same two ways (the launch floor), NCCL with its buffers
+// registered (ncclCommRegister), and the copy engine both ways at once (the large-message bar).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <random>
 #include <tutorial/cli.hpp>
 
 #include "allreduce.cuh"
+#include "allreduce_check.cuh"
 #include "batch_timer.cuh"
 #include "nccl_check.hpp"
 
 namespace {
+
+using allreduce::Algorithm;
 
 std::string size_label(size_t bytes) {
   if (bytes >= (1u << 30) && bytes % (1u << 30) == 0) return tutorial::format("%zuGiB", bytes >> 30);
@@ -26,30 +35,99 @@ std::string size_label(size_t bytes) {
 }
 
 double median(std::vector<double> v) { return tutorial::summarize(std::move(v)).median_ms; }
+/// Half the distance between the 25th and 75th percentiles, as a share of the median.
+double spread_pct(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const double q1 = v[v.size() / 4], q3 = v[(3 * v.size()) / 4];
+  return 100 * (q3 - q1) / 2 / median(v);
+}
+double round1(double x) { return std::round(x * 10) / 10; }
+
+__global__ void empty_kernel() {}
+
+/// One way to all-reduce n floats on every GPU (or, for the floor, to launch an empty kernel).
+struct Method {
+  std::string name;
+  std::function<void(size_t)> run;
+  std::vector<float*> in, out;  // the buffers it reads and writes
+  size_t max_n;  // the largest message it takes
+  bool graph;    // timed in a CUDA graph too
+};
+
+/// K calls of a method captured into one graph per GPU (NCCL's tests capture the same way), for
+/// replays. cudaGraphInstantiateWithFlags has one signature from CUDA 11.4 on.
+class Graphs {
+ public:
+  Graphs(const std::vector<cudaStream_t>& streams, const std::function<void()>& calls) : streams_(streams) {
+    const int gpus = int(streams.size());
+    for (int d = 0; d < gpus; ++d) {
+      CUDA_CHECK(cudaSetDevice(d));
+      CUDA_CHECK(cudaStreamBeginCapture(streams[d], cudaStreamCaptureModeThreadLocal));
+    }
+    calls();
+    execs_.resize(gpus);
+    for (int d = 0; d < gpus; ++d) {
+      CUDA_CHECK(cudaSetDevice(d));
+      cudaGraph_t graph = nullptr;
+      CUDA_CHECK(cudaStreamEndCapture(streams[d], &graph));
+      CUDA_CHECK(cudaGraphInstantiateWithFlags(&execs_[d], graph, 0));
+      CUDA_CHECK(cudaGraphDestroy(graph));
+    }
+  }
+  ~Graphs() {
+    for (cudaGraphExec_t e : execs_) cudaGraphExecDestroy(e);
+  }
+  Graphs(const Graphs&) = delete;
+  Graphs& operator=(const Graphs&) = delete;
+  void replay() const {
+    for (size_t d = 0; d < execs_.size(); ++d) {
+      CUDA_CHECK(cudaSetDevice(int(d)));
+      CUDA_CHECK(cudaGraphLaunch(execs_[d], streams_[d]));
+    }
+  }
+
+ private:
+  std::vector<cudaStream_t> streams_;
+  std::vector<cudaGraphExec_t> execs_;
+};
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  tutorial::Cli cli("08_allreduce", "Our own all-reduce over peer memory (one-shot and two-stage) "
-                                    "against NCCL, verified exactly and timed at every size.");
+  tutorial::Cli cli("08_allreduce", "Our own all-reduce over peer memory (one-shot LL, one-shot, two-stage) "
+                                    "against NCCL, verified exactly and timed at every size, eager and in CUDA graphs.");
   cli.add_int("min-bytes", "smallest message, bytes (sizes go up by 4x)", 4 << 10, 4, 1LL << 32);
   cli.add_int("max-bytes", "largest message, bytes", 1LL << 30, 4, 1LL << 32);
   cli.add_int("n", "one message of exactly this many floats instead (e.g. an odd count)", 0, 0, 1LL << 30);
   cli.add_int("runs", "timed runs per batch", 20, 1, 1000);
   cli.add_int("rounds", "batches per method and size, interleaved", 3, 1, 100);
+  cli.add_int("graph-calls", "calls captured per CUDA graph", 100, 1, 1000);
+  cli.add_int("graph-max-bytes", "largest message timed in CUDA graphs (graphs matter for small ones)", 4 << 20, 4,
+              1LL << 32);
   cli.add_flag("check-only", "verify every size, time nothing");
   cli.add_flag("no-nccl", "our kernels only (for compute-sanitizer)");
+  cli.add_flag("nccl-only", "NCCL only, timed in CUDA graphs at every size (for the NCCL_ALGO/PROTO sweep)");
   cli.add_flag("test-timeout", "launch on GPU 0 alone: its wait must time out and say so");
+  cli.add_flag("call-again", "with --test-timeout: call again after the timeout, which must be refused");
   cli.parse_or_exit(argc, argv);
   if (cli.get_int("min-bytes") > cli.get_int("max-bytes")) {
     std::fputs(cli.error_line("--min-bytes must not exceed --max-bytes").c_str(), stderr);
+    return tutorial::kExitUsage;
+  }
+  if (cli.get_int("min-bytes") % 4 || cli.get_int("max-bytes") % 4) {
+    std::fputs(cli.error_line("--min-bytes and --max-bytes must be a whole number of floats (a multiple of 4)").c_str(),
+               stderr);
+    return tutorial::kExitUsage;
+  }
+  if (cli.get_flag("nccl-only") && cli.get_flag("no-nccl")) {
+    std::fputs(cli.error_line("--nccl-only and --no-nccl exclude each other").c_str(), stderr);
     return tutorial::kExitUsage;
   }
   std::vector<size_t> counts;  // floats per message
   if (cli.get_int("n") > 0) counts.push_back(size_t(cli.get_int("n")));
   else
     for (long long b = cli.get_int("min-bytes"); b <= cli.get_int("max-bytes"); b *= 4) counts.push_back(size_t(b) / 4);
-  const bool nccl = !cli.get_flag("no-nccl");
+  const bool nccl = !cli.get_flag("no-nccl"), ours = !cli.get_flag("nccl-only");
 
   multi_gpu::force_nvls_off();
   const int gpus = multi_gpu::require_gpus();
@@ -61,79 +139,116 @@ int main(int argc, char** argv) {
     allreduce::PeerAllReduce lonely(gpus, 200'000'000ull);  // 0.2 s
     multi_gpu::GpuArray<float> in(0, 1024), out(0, 1024);
     std::vector<float*> ins(gpus, in.data()), outs(gpus, out.data());
-    lonely.run(allreduce::Algorithm::kOneShot, ins, outs, 1024, streams, 1);  // GPU 0 only
+    lonely.run(Algorithm::kOneShot, ins, outs, 1024, streams, 1);  // GPU 0 only
     multi_gpu::synchronize_all(gpus);
     const bool reported = !lonely.report_timeout();
     verifier.expect("GPU 0 alone: its wait timed out and named GPU 0, the start barrier and a missing peer",
                     reported && lonely.timeout(0).gpu == 0 && lonely.timeout(0).step == allreduce::kStart &&
                         lonely.timeout(0).peer != 0);
+    if (cli.get_flag("call-again")) lonely.run(Algorithm::kOneShot, ins, outs, 1024, streams);  // must exit 1
     return verifier.finish("08_allreduce");
   }
 
   const size_t max_n = *std::max_element(counts.begin(), counts.end());
-  tutorial::require_device_memory(3 * max_n * sizeof(float), "Three buffers of the largest message");
-  std::vector<multi_gpu::GpuArray<float>> in, out;
-  std::vector<float*> ins, outs;
+  tutorial::require_device_memory(4 * max_n * sizeof(float), "Four buffers of the largest message");
+  std::vector<multi_gpu::GpuArray<float>> in, out, reg_in, reg_out;
+  std::vector<float*> ins, outs, reg_ins, reg_outs;  // reg_: NCCL's registered buffers
+  std::vector<multi_gpu::GpuArray<allreduce_check::Findings>> findings;
   for (int d = 0; d < gpus; ++d) {
-    std::vector<float> host(max_n);
-    for (size_t i = 0; i < max_n; ++i) host[i] = multi_gpu::exact_input(d, i);
     in.emplace_back(d, max_n);
-    in.back().upload(host);
     out.emplace_back(d, max_n);
+    findings.emplace_back(d, 1);
     ins.push_back(in.back().data());
     outs.push_back(out.back().data());
+    if (cli.get_flag("nccl-only") || cli.get_flag("no-nccl")) continue;
+    reg_in.emplace_back(d, max_n);
+    reg_out.emplace_back(d, max_n);
+    reg_ins.push_back(reg_in.back().data());
+    reg_outs.push_back(reg_out.back().data());
   }
-  std::vector<float> expected(max_n, 0.0f);
-  for (int d = 0; d < gpus; ++d)
-    for (size_t i = 0; i < max_n; ++i) expected[i] += multi_gpu::exact_input(d, i);
 
-  allreduce::PeerAllReduce mine(gpus);
+  std::unique_ptr<allreduce::PeerAllReduce> mine;
+  if (ours) mine = std::make_unique<allreduce::PeerAllReduce>(gpus);
   std::vector<ncclComm_t> comms(gpus);
+  std::vector<void*> registered;  // ncclCommRegister's handles: comm d's are [2d] and [2d + 1]
   if (nccl) {
     multi_gpu::require_matching_nccl();
     NCCL_CHECK(ncclCommInitAll(comms.data(), gpus, nullptr));  // devices 0 .. gpus-1
   }
-  // [excerpt:nccl-call]
-  auto run_nccl = [&](size_t n) {
-    NCCL_CHECK(ncclGroupStart());  // one thread, many GPUs: queue all, then launch together
-    for (int d = 0; d < gpus; ++d)
-      NCCL_CHECK(ncclAllReduce(ins[d], outs[d], n, ncclFloat, ncclSum, comms[d], streams[d]));
-    NCCL_CHECK(ncclGroupEnd());
+  auto nccl_on = [&](const std::vector<float*>& ins, const std::vector<float*>& outs) {
+    // [excerpt:nccl-call]
+    return [&, ins, outs](size_t n) {
+      NCCL_CHECK(ncclGroupStart());  // one thread, many GPUs: queue all, then launch together
+      for (int d = 0; d < gpus; ++d)
+        NCCL_CHECK(ncclAllReduce(ins[d], outs[d], n, ncclFloat, ncclSum, comms[d], streams[d]));
+      NCCL_CHECK(ncclGroupEnd());
+    };
+    // [/excerpt:nccl-call]
   };
-  // [/excerpt:nccl-call]
-  struct Method {
-    const char* name;
-    std::function<void(size_t)> run;
-    size_t max_n;  // the largest message it takes
+  auto run_empty = [&](size_t) {
+    for (int d = 0; d < gpus; ++d) {
+      CUDA_CHECK(cudaSetDevice(d));
+      empty_kernel<<<1, 1, 0, streams[d]>>>();
+      CUDA_CHECK_LAUNCH();
+    }
   };
-  std::vector<Method> methods = {
-      {"one-shot", [&](size_t n) { mine.run(allreduce::Algorithm::kOneShot, ins, outs, n, streams); },
-       allreduce::kOneShotMaxFloats},
-      {"two-stage", [&](size_t n) { mine.run(allreduce::Algorithm::kTwoStage, ins, outs, n, streams); }, SIZE_MAX}};
-  if (nccl) methods.insert(methods.begin(), Method{"NCCL", run_nccl, SIZE_MAX});
+  auto ours_with = [&](Algorithm a) {
+    return Method{allreduce::name(a), [&, a](size_t n) { mine->run(a, ins, outs, n, streams); }, ins, outs,
+                  allreduce::max_floats(a, gpus), true};
+  };
+  std::vector<Method> methods;  // NCCL's first, the floor last: the tables below expect this order
+  if (nccl) methods.push_back({"NCCL", nccl_on(ins, outs), ins, outs, SIZE_MAX, true});
+  if (nccl && ours) {
+    // NCCL told where its own pair of buffers is, once: it may then skip its staging copies.
+    registered.resize(2 * gpus);
+    ncclResult_t result = ncclSuccess;
+    for (int d = 0; d < gpus && result == ncclSuccess; ++d) {
+      CUDA_CHECK(cudaSetDevice(d));
+      result = ncclCommRegister(comms[d], reg_ins[d], max_n * sizeof(float), &registered[2 * d]);
+      if (result == ncclSuccess)
+        result = ncclCommRegister(comms[d], reg_outs[d], max_n * sizeof(float), &registered[2 * d + 1]);
+    }
+    if (result == ncclSuccess)
+      methods.push_back({"NCCL registered", nccl_on(reg_ins, reg_outs), reg_ins, reg_outs, SIZE_MAX, false});
+    else  // said, not hidden: the race then runs against plain NCCL only
+      std::printf("ncclCommRegister refused these buffers (%s): NCCL with registered buffers is left out.\n",
+                  ncclGetErrorString(result));
+  }
+  if (ours)
+    for (Algorithm a : {Algorithm::kOneShotLL, Algorithm::kOneShot, Algorithm::kTwoStage}) methods.push_back(ours_with(a));
+  const bool timing = !cli.get_flag("check-only") && nccl;
+  if (timing && ours) methods.push_back({"empty kernel", run_empty, {}, {}, SIZE_MAX, true});
 
   auto finish_and_check = [&] {
     multi_gpu::synchronize_all(gpus);
-    if (!mine.report_timeout()) std::exit(tutorial::kExitFailure);
+    if (mine && !mine->report_timeout()) std::exit(tutorial::kExitFailure);
     if (nccl)
       for (ncclComm_t comm : comms) NCCL_CHECK_ASYNC(comm);
   };
 
-  // Exact answers, every method, every size, every GPU.
+  // Exact answers, every method, every size, every GPU: inputs and check on the GPU.
   for (size_t n : counts)
     for (const Method& m : methods) {
-      if (n > m.max_n) continue;
-      for (auto& o : out) o.poison();
+      if (n > m.max_n || m.name == "empty kernel") continue;
+      for (int d = 0; d < gpus; ++d) {
+        CUDA_CHECK(cudaSetDevice(d));
+        allreduce_check::fill_async(m.in[d], n, d, 0, streams[d]);
+        CUDA_CHECK(cudaMemsetAsync(m.out[d], 0xFF, n * sizeof(float), streams[d]));  // NaN: unwritten fails
+        CUDA_CHECK(cudaMemsetAsync(findings[d].data(), 0, sizeof(allreduce_check::Findings), streams[d]));
+      }
       m.run(n);
-      finish_and_check();
       double worst = 0;
       for (int d = 0; d < gpus; ++d) {
-        std::vector<float> got(n);
-        CUDA_CHECK(cudaMemcpy(got.data(), outs[d], n * sizeof(float), cudaMemcpyDeviceToHost));
-        const double e = tutorial::max_abs_error(got.data(), expected.data(), n);
+        CUDA_CHECK(cudaSetDevice(d));
+        allreduce_check::check_async(m.out[d], n, gpus, 0, findings[d].data(), false, streams[d]);
+      }
+      finish_and_check();
+      for (int d = 0; d < gpus; ++d) {
+        const double e = allreduce_check::worst_error(findings[d].download()[0]);
         worst = std::isnan(e) || std::isnan(worst) ? NAN : std::max(worst, e);
       }
-      verifier.exact(tutorial::format("%s, %s (n = %zu), all %d GPUs", m.name, size_label(n * 4).c_str(), n, gpus), worst);
+      verifier.exact(tutorial::format("%s, %s (n = %zu), all %d GPUs", m.name.c_str(), size_label(n * 4).c_str(), n, gpus),
+                     worst);
     }
   {  // Random inputs against a float64 sum, at an odd count.
     const size_t n = std::min<size_t>(max_n, 100003);
@@ -141,72 +256,192 @@ int main(int argc, char** argv) {
     std::uniform_real_distribution<float> uniform(-1, 1);
     std::vector<std::vector<float>> host(gpus, std::vector<float>(n));
     std::vector<double> reference(n, 0.0);
-    for (int d = 0; d < gpus; ++d) {
+    for (int d = 0; d < gpus; ++d)
       for (size_t i = 0; i < n; ++i) reference[i] += host[d][i] = uniform(rng);
-      CUDA_CHECK(cudaMemcpy(ins[d], host[d].data(), n * sizeof(float), cudaMemcpyHostToDevice));
-    }
-    multi_gpu::synchronize_all(gpus);  // the streams are non-blocking: they would not wait
     for (const Method& m : methods) {
-      for (auto& o : out) o.poison();
+      if (n > m.max_n || m.name == "empty kernel") continue;
+      for (int d = 0; d < gpus; ++d) {
+        CUDA_CHECK(cudaMemcpy(m.in[d], host[d].data(), n * sizeof(float), cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemset(m.out[d], 0xFF, n * sizeof(float)));
+      }
+      multi_gpu::synchronize_all(gpus);  // the streams are non-blocking: they would not wait
       m.run(n);
       finish_and_check();
       std::vector<float> got(n);
-      CUDA_CHECK(cudaMemcpy(got.data(), outs[gpus - 1], n * sizeof(float), cudaMemcpyDeviceToHost));
-      verifier.within(tutorial::format("%s, random floats, n = %zu, against a float64 sum", m.name, n),
+      CUDA_CHECK(cudaMemcpy(got.data(), m.out[gpus - 1], n * sizeof(float), cudaMemcpyDeviceToHost));
+      verifier.within(tutorial::format("%s, random floats, n = %zu, against a float64 sum", m.name.c_str(), n),
                       tutorial::relative_error(got.data(), reference.data(), n), 1e-6);
     }
   }
-
-  if (!cli.get_flag("check-only") && nccl) {
-    multi_gpu::BatchTimer timer(streams);
-    const double bus_factor = 2.0 * (gpus - 1) / gpus;
-    std::printf("\n### All-reduce of fp32 on %d GPUs (median of %lld x %lld runs each, interleaved)\n\n"
-                "Bus bandwidth = size / time x 2(n-1)/n = %.2f: the bytes each GPU's links carry.\n\n",
-                gpus, cli.get_int("rounds"), cli.get_int("runs"), bus_factor);
-    tutorial::Table table({"Size", "NCCL", "NCCL bus GB/s", "one-shot", "two-stage", "picked",
-                           "picked vs NCCL", "picked bus GB/s"});
-    double small_worst = INFINITY, large_worst = INFINITY, picked_worst = INFINITY;
-    for (size_t n : counts) {
-      const size_t bytes = n * sizeof(float);
-      std::vector<std::vector<double>> samples(methods.size());
-      for (long long r = 0; r < cli.get_int("rounds"); ++r)
-        for (size_t k = 0; k < methods.size(); ++k) {
-          const size_t which = (k + r) % methods.size();  // rotate who goes first
-          if (n > methods[which].max_n) continue;
-          const std::vector<double> t = timer.time([&] { methods[which].run(n); }, int(cli.get_int("runs")));
-          samples[which].insert(samples[which].end(), t.begin(), t.end());
-        }
-      finish_and_check();
-      const double t_nccl = median(samples[0]), t_two = median(samples[2]);
-      const double t_one = samples[1].empty() ? NAN : median(samples[1]);
-      const bool one = allreduce::pick(bytes) == allreduce::Algorithm::kOneShot;
-      const double t_pick = one ? t_one : t_two;
-      auto busbw = [&](double ms) { return bytes / (ms * 1e6) * bus_factor; };
-      table.add_row({size_label(bytes), tutorial::format_time(t_nccl), tutorial::format("%.1f", busbw(t_nccl)),
-                     std::isnan(t_one) ? "-" : tutorial::format_time(t_one), tutorial::format_time(t_two), one ? "one-shot" : "two-stage",
-                     tutorial::format("%.2fx", t_nccl / t_pick), tutorial::format("%.1f", busbw(t_pick))});
-      const std::string label = size_label(bytes);
-      verifier.figure("nccl_us_" + label, std::round(t_nccl * 1e4) / 10);
-      verifier.figure("mine_us_" + label, std::round(t_pick * 1e4) / 10);
-      verifier.figure("nccl_busbw_" + label, std::round(busbw(t_nccl) * 10) / 10);
-      verifier.figure("mine_busbw_" + label, std::round(busbw(t_pick) * 10) / 10);
-      if (bytes <= (256u << 10)) small_worst = std::min(small_worst, t_nccl / t_one);
-      if (bytes == (256u << 20) || bytes == (1u << 30)) large_worst = std::min(large_worst, t_nccl / t_two);
-      picked_worst = std::min(picked_worst, t_nccl / t_pick);
-    }
-    table.print();
-    std::printf("\n");
-    verifier.figure("gpus", gpus);
-    verifier.figure("picked_pct_of_nccl_worst", std::round(1000 * picked_worst) / 10);
-    if (std::isfinite(small_worst)) verifier.figure("one_shot_speedup_worst_small", std::round(100 * small_worst) / 100);
-    if (std::isfinite(large_worst)) verifier.figure("two_stage_pct_of_nccl_busbw_large", std::round(1000 * large_worst) / 10);
-    if (std::isfinite(small_worst))
-      verifier.goal("one-shot's speed-up over NCCL, worst size up to 256 KiB", small_worst, 1.5, "x");
-    if (std::isfinite(large_worst))
-      verifier.goal("two-stage's share of NCCL's bus bandwidth, worst of 256 MiB and 1 GiB", 100 * large_worst, 90, "%");
-    verifier.goal("size-picked all-reduce's speed as a share of NCCL's, worst size", 100 * picked_worst, 95.2, "%");
+  if (!timing) {
+    if (nccl)
+      for (ncclComm_t comm : comms) NCCL_CHECK(ncclCommDestroy(comm));
+    return verifier.finish("08_allreduce");
   }
-  if (nccl)
+
+  multi_gpu::BatchTimer timer(streams);
+  const double bus_factor = 2.0 * (gpus - 1) / gpus;
+  const long long runs = cli.get_int("runs"), rounds = cli.get_int("rounds");
+  const int graph_calls = int(cli.get_int("graph-calls"));
+  std::printf("\n### All-reduce of fp32 on %d GPUs (median of %lld x %lld runs each, interleaved)\n\n"
+              "Bus bandwidth = size / time x 2(n-1)/n = %.2f: the bytes each GPU's links carry. Eager: calls "
+              "launched one by one; graph: %d calls per CUDA graph, time per call. Spread: half the "
+              "interquartile range, as a share of the median.\n\n",
+              gpus, rounds, runs, bus_factor, graph_calls);
+  // samples[eager or graph][method]
+  struct Samples {
+    std::vector<double> eager, graph;
+  };
+  auto index_named = [&](const std::string& name) {
+    for (size_t k = 0; k < methods.size(); ++k)
+      if (methods[k].name == name) return k;
+    return SIZE_MAX;
+  };
+  auto index_of = [&](Algorithm a) { return index_named(allreduce::name(a)); };
+  const size_t nccl_index = 0, floor_index = methods.size() - 1, reg_index = index_named("NCCL registered");
+  std::vector<std::string> header = {"Size"};
+  for (const Method& m : methods) header.push_back(m.name);
+  header.insert(header.end(), {"picked", "vs NCCL", "spread", "picked bus GB/s", "NCCL bus GB/s"});
+  tutorial::Table eager_table(header), sweep_table({"Size", "NCCL in a graph", "spread", "bus GB/s"}), graph_table({"Size", "empty kernel eager", "empty kernel graph", "NCCL eager",
+                                                    "NCCL graph", "picked eager", "picked graph", "graph: picked vs NCCL"});
+  double eager_worst = INFINITY, small_worst = INFINITY, large_worst = INFINITY, graph_small_worst = INFINITY;
+  double graph_256k = NAN, busbw_largest = NAN;
+  for (size_t n : counts) {
+    const size_t bytes = n * sizeof(float);
+    const std::string label = size_label(bytes);
+    const bool graphs_here = bytes <= size_t(cli.get_int("graph-max-bytes")) || !ours;
+    // NCCL-only (the protocol sweep): fewer calls per graph for large messages, ~64 MiB per replay.
+    const int calls = ours ? graph_calls : int(std::clamp<size_t>((64u << 20) / bytes, 1, size_t(graph_calls)));
+    std::vector<std::unique_ptr<Graphs>> graphs(methods.size());
+    for (size_t k = 0; k < methods.size(); ++k)
+      if (graphs_here && methods[k].graph && n <= methods[k].max_n) {
+        const Method& m = methods[k];
+        graphs[k] = std::make_unique<Graphs>(streams, [&] {
+          for (int c = 0; c < calls; ++c) m.run(n);
+        });
+      }
+    std::vector<Samples> samples(methods.size());
+    for (long long r = 0; r < rounds; ++r)
+      for (size_t k = 0; k < methods.size(); ++k) {
+        const size_t which = (k + r) % methods.size();  // rotate who goes first
+        if (n > methods[which].max_n) continue;
+        if (ours) {
+          const std::vector<double> t = timer.time([&] { methods[which].run(n); }, int(runs));
+          samples[which].eager.insert(samples[which].eager.end(), t.begin(), t.end());
+        }
+        if (graphs[which]) {
+          const std::vector<double> t = timer.time([&] { graphs[which]->replay(); }, int(runs), 1);
+          for (double ms : t) samples[which].graph.push_back(ms / calls);
+        }
+      }
+    finish_and_check();
+    auto busbw = [&](double ms) { return bytes / (ms * 1e6) * bus_factor; };
+    if (!ours) {  // the sweep: NCCL in graphs only
+      const double t = median(samples[nccl_index].graph);
+      sweep_table.add_row({label, tutorial::format_time(t), tutorial::format("%.1f%%", spread_pct(samples[nccl_index].graph)),
+                           tutorial::format("%.1f", busbw(t))});
+      verifier.figure("nccl_graph_us_" + label, round1(t * 1e3));
+      verifier.figure("nccl_graph_busbw_" + label, round1(busbw(t)));
+      continue;
+    }
+    const size_t picked = index_of(allreduce::pick(bytes));
+    const double t_nccl = median(samples[nccl_index].eager);
+    const double t_reg = reg_index == SIZE_MAX ? INFINITY : median(samples[reg_index].eager);
+    const double t_best_nccl = std::min(t_nccl, t_reg), t_pick = median(samples[picked].eager);
+    std::vector<std::string> row = {label};
+    for (const Samples& s : samples) row.push_back(s.eager.empty() ? "-" : tutorial::format_time(median(s.eager)));
+    row.insert(row.end(), {allreduce::name(allreduce::pick(bytes)), tutorial::format("%.2fx", t_best_nccl / t_pick),
+                           tutorial::format("%.1f%%", spread_pct(samples[picked].eager)),
+                           tutorial::format("%.1f", busbw(t_pick)), tutorial::format("%.1f", busbw(t_best_nccl))});
+    eager_table.add_row(row);
+    verifier.figure("nccl_us_" + label, round1(t_nccl * 1e3));
+    if (reg_index != SIZE_MAX) verifier.figure("nccl_registered_us_" + label, round1(t_reg * 1e3));
+    verifier.figure("mine_us_" + label, round1(t_pick * 1e3));
+    verifier.figure("nccl_busbw_" + label, round1(busbw(t_nccl)));
+    verifier.figure("mine_busbw_" + label, round1(busbw(t_pick)));
+    verifier.figure("floor_eager_us_" + label, round1(median(samples[floor_index].eager) * 1e3));
+    eager_worst = std::min(eager_worst, t_best_nccl / t_pick);
+    if (bytes <= (256u << 10)) small_worst = std::min(small_worst, t_best_nccl / t_pick);
+    if (bytes == (256u << 20) || bytes == (1u << 30)) large_worst = std::min(large_worst, t_best_nccl / t_pick);
+    busbw_largest = busbw(t_pick);
+    if (graphs[picked]) {
+      const double g_nccl = median(samples[nccl_index].graph), g_pick = median(samples[picked].graph);
+      const double g_floor = median(samples[floor_index].graph);
+      graph_table.add_row({label, tutorial::format_time(median(samples[floor_index].eager)), tutorial::format_time(g_floor),
+                           tutorial::format_time(t_nccl), tutorial::format_time(g_nccl), tutorial::format_time(t_pick),
+                           tutorial::format_time(g_pick), tutorial::format("%.2fx", g_nccl / g_pick)});
+      verifier.figure("nccl_graph_us_" + label, round1(g_nccl * 1e3));
+      verifier.figure("mine_graph_us_" + label, std::round(g_pick * 1e5) / 100);
+      verifier.figure("floor_graph_us_" + label, std::round(g_floor * 1e5) / 100);
+      for (Algorithm a : {Algorithm::kOneShotLL, Algorithm::kOneShot, Algorithm::kTwoStage})
+        if (!samples[index_of(a)].graph.empty())
+          verifier.figure(tutorial::format("graph_us_%s_%s", a == Algorithm::kOneShotLL ? "ll" : a == Algorithm::kOneShot ? "one_shot" : "two_stage",
+                                           label.c_str()),
+                          std::round(median(samples[index_of(a)].graph) * 1e5) / 100);
+      if (bytes <= (64u << 10)) graph_small_worst = std::min(graph_small_worst, g_nccl / g_pick);
+      if (bytes == (256u << 10)) graph_256k = g_nccl / g_pick;
+    }
+  }
+  (ours ? eager_table : sweep_table).print();
+  std::printf("\n");
+  if (!ours) {
     for (ncclComm_t comm : comms) NCCL_CHECK(ncclCommDestroy(comm));
+    return verifier.finish("08_allreduce");
+  }
+  std::printf("### The same calls, eager and in CUDA graphs\n\n");
+  graph_table.print();
+  std::printf("\n");
+
+  // The copy engine, every GPU sending to the next at once (both directions on two GPUs): the
+  // rate a large all-reduce, which keeps every link busy both ways, can hope for.
+  double copy_gbs = NAN;
+  if (max_n * sizeof(float) >= (64u << 20)) {
+    const size_t bytes = max_n * sizeof(float);
+    std::vector<cudaEvent_t> done(gpus);
+    for (int d = 0; d < gpus; ++d) {
+      CUDA_CHECK(cudaSetDevice(d));
+      CUDA_CHECK(cudaEventCreateWithFlags(&done[d], cudaEventDisableTiming));
+    }
+    auto copy_all = [&] {
+      for (int d = 0; d < gpus; ++d) {
+        CUDA_CHECK(cudaSetDevice(d));
+        CUDA_CHECK(cudaMemcpyPeerAsync(outs[(d + 1) % gpus], (d + 1) % gpus, ins[d], d, bytes, streams[d]));
+        CUDA_CHECK(cudaEventRecord(done[d], streams[d]));
+      }
+      CUDA_CHECK(cudaSetDevice(0));
+      for (int d = 1; d < gpus; ++d) CUDA_CHECK(cudaStreamWaitEvent(streams[0], done[d], 0));  // GPU 0 times all
+    };
+    const double t = median(timer.time(copy_all, int(std::min<long long>(runs, 10))));
+    copy_gbs = bytes / (t * 1e6);
+    for (cudaEvent_t e : done) CUDA_CHECK(cudaEventDestroy(e));
+    std::printf("Copy engine, every GPU sending %s to the next at once: %.1f GB/s per direction; our bus bandwidth "
+                "at %s: %.1f GB/s (%.1f%%)\n\n", size_label(bytes).c_str(), copy_gbs, size_label(bytes).c_str(),
+                busbw_largest, 100 * busbw_largest / copy_gbs);
+    verifier.figure("copy_engine_both_ways_gbs", round1(copy_gbs));
+    verifier.figure("mine_pct_of_copy_engine_largest", round1(100 * busbw_largest / copy_gbs));
+  }
+  verifier.figure("gpus", gpus);
+  verifier.figure("picked_pct_of_nccl_worst", round1(100 * eager_worst));
+  if (std::isfinite(small_worst)) verifier.figure("one_shot_speedup_worst_small", std::round(100 * small_worst) / 100);
+  if (std::isfinite(large_worst)) verifier.figure("two_stage_pct_of_nccl_busbw_large", round1(100 * large_worst));
+  if (std::isfinite(graph_small_worst)) {
+    verifier.figure("graph_speedup_worst_up_to_64KiB", std::round(100 * graph_small_worst) / 100);
+    verifier.goal("in CUDA graphs, ours vs NCCL, worst size up to 64 KiB", graph_small_worst, 2.5, "x");
+  }
+  if (std::isfinite(graph_256k)) {
+    verifier.figure("graph_speedup_256KiB", std::round(100 * graph_256k) / 100);
+    verifier.goal("in CUDA graphs, ours vs NCCL at 256 KiB", graph_256k, 2.0, "x");
+  }
+  verifier.goal("eager, ours vs NCCL's best (plain or registered), worst size", eager_worst, 1.0, "x");
+  if (std::isfinite(large_worst))
+    verifier.goal("ours vs NCCL's best, worst of 256 MiB and 1 GiB", large_worst, 1.0, "x");
+  if (std::isfinite(copy_gbs))
+    verifier.goal("bus bandwidth at the largest size as a share of the copy engine's, both ways busy",
+                  100 * busbw_largest / copy_gbs, 90, "%");
+  for (int d = 0; d < gpus && reg_index != SIZE_MAX; ++d) {
+    NCCL_CHECK(ncclCommDeregister(comms[d], registered[2 * d]));
+    NCCL_CHECK(ncclCommDeregister(comms[d], registered[2 * d + 1]));
+  }
+  for (ncclComm_t comm : comms) NCCL_CHECK(ncclCommDestroy(comm));
   return verifier.finish("08_allreduce");
 }
