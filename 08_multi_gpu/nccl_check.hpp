@@ -2,8 +2,10 @@
 /// \brief Checking every NCCL call, and the errors NCCL reports later, on its own threads.
 ///
 /// NCCL returns ncclResult_t. A call can succeed and the collective it queued fail later
-/// (a peer died, a network error): that shows only through ncclCommGetAsyncError, so a
-/// program that waits for NCCL work checks it too.
+/// (a network error, a peer that reported a failure): that shows only through
+/// ncclCommGetAsyncError, so a program that waited for NCCL work checks it too. A peer that
+/// simply never comes is different: the wait itself never returns. Against that, poll with a
+/// deadline on a non-blocking communicator and ncclCommAbort (mpi_allreduce.cu, --hang-nccl).
 #pragma once
 
 #include <nccl.h>
@@ -61,5 +63,5 @@ inline void require_matching_nccl() {
 
 /// Wraps an NCCL call: `NCCL_CHECK(ncclAllReduce(...));`
 #define NCCL_CHECK(call) ::multi_gpu::check_nccl_call((call), #call, __FILE__, __LINE__)
-/// After waiting for NCCL work on \p comm: did any of it fail?
+/// After NCCL work on \p comm finished (or while polling it): did any of it fail?
 #define NCCL_CHECK_ASYNC(comm) ::multi_gpu::check_nccl_async((comm), __FILE__, __LINE__)
