@@ -96,7 +96,7 @@ void test_overtake(Gpus& g, tutorial::Verifier& verifier) {
   g.fill(g.ins(), n, 1);
   g.fill(Gpus::pointers(in2), n, 2);
   const unsigned before = ar.overtakes(1);
-  ar.run(Algorithm::kOneShot, g.ins(), g.outs(), n, g.streams, -1, 1, 100'000'000ull);  // GPU 1 pauses 0.1 s
+  ar.run(Algorithm::kOneShot, g.ins(), g.outs(), n, g.streams, -1, 1, 300'000'000ull);  // GPU 1 pauses 0.3 s
   ar.run(Algorithm::kOneShot, Gpus::pointers(in2), Gpus::pointers(out2), n, g.streams);  // GPU 0 runs ahead
   multi_gpu::synchronize_all(g.count);
   const bool no_timeout = ar.report_timeout();
