@@ -88,6 +88,7 @@ struct GeluTanh {
 //   d/dx [0.5 x (1 + t)] = 0.5 (1 + t) + 0.5 x (1 - t^2) kBeta (1 + 3 kKappa x^2).
 // Written as separate PyTorch operations it would be a dozen kernels, each reading and
 // writing whole tensors. The order follows PyTorch's gelu_backward kernel.
+// [excerpt:gelu-backward-functor]
 struct GeluTanhBackward {
   __device__ float operator()(float grad, float x) const {
     const float x_sq = x * x;
@@ -102,6 +103,7 @@ struct GeluTanhBackward {
     return grad * (left_derivative + right_derivative);
   }
 };
+// [/excerpt:gelu-backward-functor]
 
 // The backward of mean: d mean / d x_i = 1/n, so every element of the gradient is the one
 // incoming gradient times 1/n, a broadcast. The gradient is a 0-dim tensor on the GPU: each
@@ -167,10 +169,12 @@ at::Tensor square(const at::Tensor& x) {
   return launch_elementwise(Square{}, {x});
 }
 
+// [excerpt:gelu]
 at::Tensor gelu(const at::Tensor& x) {
   check_input("gelu", "x", x);
   return launch_elementwise(GeluTanh{}, {x});
 }
+// [/excerpt:gelu]
 
 at::Tensor mean(const at::Tensor& x) {
   check_input("mean", "x", x);

@@ -21,6 +21,7 @@ extern "C" PyObject* PyInit__C(void) {
   return PyModule_Create(&module_def);
 }
 
+// [excerpt:library]
 TORCH_LIBRARY(cuda_course, m) {
   m.def("add(Tensor a, Tensor b) -> Tensor");
   m.def("square(Tensor x) -> Tensor");
@@ -30,6 +31,7 @@ TORCH_LIBRARY(cuda_course, m) {
   m.def("gelu_backward(Tensor grad, Tensor x) -> Tensor");
   m.def("mean_backward(Tensor grad, SymInt[] size) -> Tensor");  // SymInt: torch.compile may trace sizes
 }
+// [/excerpt:library]
 
 // CPU tensors reach the same functions, whose first check refuses them with
 // "must be a CUDA tensor". Without the CPU block the dispatcher's own, longer

@@ -100,8 +100,10 @@ def _mean_backward_fake(grad, size):
 # is a single 1 expanded to y's shape (stride 0). Our kernels take contiguous tensors only, so the
 # backward asks for that explicitly (a copy only when the gradient is not contiguous already).
 
+# [excerpt:save-inputs]
 def _save_inputs(ctx, inputs, output):
     ctx.save_for_backward(*inputs)
+# [/excerpt:save-inputs]
 
 
 def _add_backward(ctx, grad):
@@ -113,9 +115,11 @@ def _square_backward(ctx, grad):
     return square_backward(grad.contiguous(), x)
 
 
+# [excerpt:gelu-backward]
 def _gelu_backward(ctx, grad):
     (x,) = ctx.saved_tensors
     return gelu_backward(grad.contiguous(), x)
+# [/excerpt:gelu-backward]
 
 
 def _mean_setup(ctx, inputs, output):
@@ -128,5 +132,7 @@ def _mean_backward(ctx, grad):
 
 torch.library.register_autograd("cuda_course::add", _add_backward)
 torch.library.register_autograd("cuda_course::square", _square_backward, setup_context=_save_inputs)
+# [excerpt:register-gelu]
 torch.library.register_autograd("cuda_course::gelu", _gelu_backward, setup_context=_save_inputs)
+# [/excerpt:register-gelu]
 torch.library.register_autograd("cuda_course::mean", _mean_backward, setup_context=_mean_setup)
