@@ -162,7 +162,8 @@ int hang_nccl(const mpi_job::Job& job, const ncclUniqueId& id, cudaStream_t stre
     std::string absent;
     for (int r = 0; r < job.world; ++r)
       if (progress.read(r) < progress.read(job.rank)) absent += (absent.empty() ? "" : ", ") + std::to_string(r);
-    NCCL_CHECK(ncclCommAbort(comm));  // stops NCCL's kernels and threads: nothing waits on rank(s) absent
+    const ncclResult_t aborted = ncclCommAbort(comm);  // stops NCCL's kernels and threads
+    if (aborted != ncclInProgress) NCCL_CHECK(aborted);
     std::fprintf(stderr, "rank %d: all-reduce 2 not done after %.1f s (deadline %.1f s): rank %s never called it; "
                  "communicator aborted in %.2f s, ending the job\n", job.rank, noticed, deadline_s,
                  absent.empty() ? "?" : absent.c_str(), seconds_since(called) - noticed);
@@ -433,7 +434,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> header = {"Size"};
     for (const Method& m : methods) {
       header.push_back(m.name);
-      header.push_back("spread");
+      header.push_back(m.name + " spread");
     }
     if (nccl) header.push_back("NCCL bus GB/s");
     if (ipc && nccl) header.insert(header.end(), {"picked vs NCCL", "picked bus GB/s"});
