@@ -14,12 +14,19 @@ Fitted to the two-GPU runs, the model predicts other machines by counting steps 
   slice with its peer on the other host over that GPU's own InfiniBand NIC, then an all-gather
   inside the host (NCCL's hierarchical pattern when each GPU has a NIC).
 
+NCCL's own choice changes protocol with the size (LL for small messages, LL128, then Simple),
+so one line through its times bends; each protocol, forced (08_nccl_protocols), gets its own fit,
+checked against every measured time from 64 KiB up (below that, launch and handshakes are all
+there is). The network's own alpha and beta come from NCCL forced onto its socket transport
+(08_nccl_network), when that run exists.
+
 Python's standard library only; test_alpha_beta.py checks it on made-up measurements.
 
-    python3 08_multi_gpu/model/alpha_beta.py [08_allreduce.json]
+    python3 08_multi_gpu/model/alpha_beta.py [08_allreduce.json] [--protocols 08_nccl_protocols.json]
+                                             [--network 08_nccl_network.json]
 
-prints the fit and the predictions as a table, and a SUMMARY line (the GPU check records it
-right after 08_allreduce's run). Exit 77 when there is no recorded run to fit.
+prints the fits and the predictions as tables, and a SUMMARY line (the GPU check records it
+right after the runs it reads). Exit 77 when there is no recorded run to fit.
 """
 import argparse
 import json
@@ -90,22 +97,58 @@ def two_hosts(gpus_per_host, size, two_gpu_fit, nic=IB_NIC_BYTES_PER_S, net_step
     return 2 * half + across
 
 
-def measured_points(record_json):
-    """(bytes, seconds) of NCCL's all-reduce from a run of 08_allreduce: its SUMMARY figures
-    nccl_us_<size> (as docs/results/data/08_allreduce.json keeps them)."""
+def record_figures(record_json):
     data = json.loads(Path(record_json).read_text(encoding="utf-8"))
-    figures = data["summaries"][-1]["figures"] if "summaries" in data else data["figures"]
+    return data["summaries"][-1]["figures"] if "summaries" in data else data["figures"]
+
+
+def size_of(label):
     units = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
-    points = []
-    for key, value in figures.items():
-        if not key.startswith("nccl_us_") or value is None:
-            continue
-        label = key[len("nccl_us_"):]
-        number = label.rstrip("BKMGi")
-        points.append((int(number) * units[label[len(number):]], value * 1e-6))
+    number = label.rstrip("BKMGi")
+    return int(number) * units[label[len(number):]]
+
+
+def measured_points(record_json, prefix="nccl_us_"):
+    """(bytes, seconds) from a run's SUMMARY figures <prefix><size> (as docs/results/data/*.json
+    keep them): 08_allreduce's and 08_nccl_network's nccl_us_<size>."""
+    points = [(size_of(key[len(prefix):]), value * 1e-6) for key, value in record_figures(record_json).items()
+              if key.startswith(prefix) and value is not None]
     if len(points) < 2:
-        raise ValueError("%s holds fewer than two nccl_us_<size> figures" % record_json)
+        raise ValueError("%s holds fewer than two %s<size> figures" % (record_json, prefix))
     return sorted(points)
+
+
+PROTOCOL_FLOOR = 64 << 10  # the fits cover messages from here up
+
+
+def protocol_points(record_json):
+    """{"Ring Simple": [(bytes, seconds), ...], ...} from 08_nccl_protocols' figures
+    <algo>_<proto>_us_<size> (ring_ll_us_4KiB, tree_simple_us_1GiB, ...)."""
+    names = {"ring": "Ring", "tree": "Tree", "ll": "LL", "ll128": "LL128", "simple": "Simple"}
+    found = {}
+    for key, value in record_figures(record_json).items():
+        parts = key.split("_")
+        if len(parts) != 4 or parts[2] != "us" or parts[0] not in ("ring", "tree") or value is None:
+            continue
+        found.setdefault("%s %s" % (names[parts[0]], names[parts[1]]), []).append((size_of(parts[3]), value * 1e-6))
+    return {k: sorted(v) for k, v in found.items() if len(v) >= 2}
+
+
+def worst_error(f, points):
+    """The largest |model - measured| / measured over points."""
+    return max(abs(f.time(s) - t) / t for s, t in points)
+
+
+def protocol_fits(points_by_protocol, floor=PROTOCOL_FLOOR):
+    """One fit per protocol over its times from `floor` bytes up: {name: (Fit, worst error)}."""
+    fits = {}
+    for name, points in points_by_protocol.items():
+        covered = [(s, t) for s, t in points if s >= floor]
+        if len(covered) < 2:
+            continue
+        f = fit([s for s, _ in covered], [t for _, t in covered])
+        fits[name] = (f, worst_error(f, covered))
+    return fits
 
 
 def main(argv=None):
@@ -113,6 +156,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description="Fits the alpha-beta model to 08_allreduce's NCCL times "
                                                  "and predicts 4 and 8 GPUs and two hosts.")
     parser.add_argument("record", nargs="?", default=str(default), help="08_allreduce's record (default: %(default)s)")
+    parser.add_argument("--protocols", help="08_nccl_protocols' record: one fit per forced algorithm and protocol")
+    parser.add_argument("--network", help="08_nccl_network's record: NCCL over sockets, the network's alpha and beta")
     args = parser.parse_args(argv)
     if not Path(args.record).exists():
         print("No recorded run of 08_allreduce at %s: nothing to fit. Skipping (exit code 77)." % args.record,
@@ -137,9 +182,52 @@ def main(argv=None):
     figures = {"alpha_us": round(f.alpha * 1e6, 1), "beta_gbs": round(f.beta / 1e9), "worst_pct": round(100 * worst),
                "gpus8_1GiB_ms": round(one_host(8, 1 << 30, f) * 1e3, 2),
                "hosts2_1GiB_ms": round(two_hosts(8, 1 << 30, f) * 1e3, 2)}
+    goals = protocols_section(args.protocols, figures)
+    network_section(args.network, f, figures)
     print("\nSUMMARY " + json.dumps({"program": "08_model", "checks": 1, "failed": 0 if ok else 1, "exact": 0,
-                                     "goals": [], "figures": figures}, separators=(",", ":")))
+                                     "goals": goals, "figures": figures}, separators=(",", ":")))
     return 0 if ok else 1
+
+
+def protocols_section(record, figures):
+    """Prints one fit per forced protocol and returns its goal lines: within 10% from 64 KiB up."""
+    if not record or not Path(record).exists():
+        print("\nNo record of 08_nccl_protocols%s: no fit per protocol." % (" at " + record if record else ""))
+        return []
+    fits = protocol_fits(protocol_points(record))
+    print("\n### One fit per NCCL algorithm and protocol, forced (CUDA graphs), over %s and up\n" % label(PROTOCOL_FLOOR))
+    print("| Algorithm, protocol | alpha | beta (bus) | worst point off the fit |")
+    print("|---|---|---|---|")
+    goals = []
+    for name, (pf, err) in sorted(fits.items()):
+        print("| %s | %.1f us | %.0f GB/s | %.1f%% |" % (name, pf.alpha * 1e6, pf.beta / 1e9, 100 * err))
+        key = name.lower().replace(" ", "_")
+        figures.update({key + "_alpha_us": round(pf.alpha * 1e6, 1), key + "_beta_gbs": round(pf.beta / 1e9),
+                        key + "_worst_pct": round(100 * err, 1)})
+        goal = "model within 10%% of NCCL %s at every size from %s up" % (name, label(PROTOCOL_FLOOR))
+        value = round(100 - 100 * err, 1)
+        goals.append({"goal": goal, "value": value, "at_least": 90, "unit": "%", "met": value >= 90})
+    print()
+    for g in goals:
+        print("Goal: %s >= 90%%: %.1f%%, %s" % (g["goal"], g["value"], "met" if g["met"] else "NOT met"))
+    return goals
+
+
+def network_section(record, two_gpu_fit, figures):
+    """The socket transport's alpha and beta (NCCL forced off NVLink), and two hosts joined by it."""
+    if not record or not Path(record).exists():
+        print("\nNo record of 08_nccl_network%s: the network's terms stay the stated InfiniBand assumptions."
+              % (" at " + record if record else ""))
+        return
+    points = measured_points(record)
+    net = fit([s for s, _ in points], [t for _, t in points])
+    print("\nNCCL over its socket transport (loopback, one process per GPU): alpha = %.1f us, beta = %.2f GB/s; "
+          "worst point %.0f%% off the fit." % (net.alpha * 1e6, net.beta / 1e9, 100 * worst_error(net, points)))
+    hosts = two_hosts(8, 1 << 30, two_gpu_fit, nic=net.beta, net_step=net.alpha / 2)
+    print("Two hosts of 8 GPUs joined by such a network: 1 GiB in %.1f ms (InfiniBand as assumed: %.2f ms)."
+          % (hosts * 1e3, two_hosts(8, 1 << 30, two_gpu_fit) * 1e3))
+    figures.update({"net_alpha_us": round(net.alpha * 1e6, 1), "net_beta_gbs": round(net.beta / 1e9, 2),
+                    "hosts2_socket_1GiB_ms": round(hosts * 1e3, 1)})
 
 
 def label(size):

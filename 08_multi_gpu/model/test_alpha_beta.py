@@ -84,6 +84,53 @@ class RecordTest(unittest.TestCase):
                 self.assertAlmostEqual(got / want, 1, places=12)
 
 
+class ProtocolTest(unittest.TestCase):
+    def write(self, folder, name, figures):
+        path = Path(folder) / name
+        path.write_text(json.dumps({"summaries": [{"figures": figures}]}))
+        return str(path)
+
+    def test_one_fit_per_protocol_from_64_KiB_up(self):
+        # Ring LL: 5 us + S / 100 GB/s; Ring Simple: 8 us + S / 330 GB/s; 4 KiB (below the floor) far off.
+        figures = {"ring_ll_us_4KiB": 50.0, "ring_simple_us_4KiB": 50.0, "nccl_us_4KiB": 6.0}
+        for s in SIZES[2:]:
+            figures["ring_ll_us_%dKiB" % (s >> 10)] = (5e-6 + s / 100e9) * 1e6
+            figures["ring_simple_us_%dKiB" % (s >> 10)] = (8e-6 + s / 330e9) * 1e6
+        with tempfile.TemporaryDirectory() as folder:
+            fits = ab.protocol_fits(ab.protocol_points(self.write(folder, "p.json", figures)))
+        self.assertEqual(sorted(fits), ["Ring LL", "Ring Simple"])
+        ll, err = fits["Ring LL"]
+        self.assertAlmostEqual(ll.alpha / 5e-6, 1, places=6)
+        self.assertAlmostEqual(ll.beta / 100e9, 1, places=6)
+        self.assertLess(err, 1e-9)  # the 4 KiB point is not held against it
+
+    def test_goal_per_protocol_and_network_terms(self):
+        base = {"nccl_us_%dKiB" % (s >> 10): (10e-6 + s / 300e9) * 1e6 for s in SIZES}
+        bent = {"ring_simple_us_%dKiB" % (s >> 10): (8e-6 + s / 330e9) * 1e6 * (1.3 if s == 1 << 20 else 1)
+                for s in SIZES}
+        net = {"nccl_us_%dKiB" % (s >> 10): (45e-6 + s / 2.5e9) * 1e6 for s in SIZES}
+        with tempfile.TemporaryDirectory() as folder:
+            args = [self.write(folder, "a.json", base), "--protocols", self.write(folder, "p.json", bent),
+                    "--network", self.write(folder, "n.json", net)]
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(ab.main(args), 0)
+        summary = json.loads(out.getvalue().splitlines()[-1][len("SUMMARY "):])
+        [goal] = summary["goals"]
+        self.assertIn("Ring Simple", goal["goal"])
+        self.assertFalse(goal["met"])  # one point 30% off cannot be within 10% of any line
+        self.assertAlmostEqual(summary["figures"]["net_alpha_us"], 45.0, places=3)
+        self.assertAlmostEqual(summary["figures"]["net_beta_gbs"], 2.5, places=2)
+
+    def test_missing_network_record_is_said(self):
+        base = {"nccl_us_%dKiB" % (s >> 10): (10e-6 + s / 300e9) * 1e6 for s in SIZES}
+        with tempfile.TemporaryDirectory() as folder:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(ab.main([self.write(folder, "a.json", base), "--network", "/nonexistent.json"]), 0)
+        self.assertIn("No record of 08_nccl_network", out.getvalue())
+
+
 class CommandLineTest(unittest.TestCase):
     def test_skips_without_a_record(self):
         self.assertEqual(ab.main(["/nonexistent/08_allreduce.json"]), 77)
