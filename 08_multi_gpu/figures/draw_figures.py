@@ -13,6 +13,12 @@
   (docs/results/data/08_allreduce.json), the alpha-beta fit, and its predictions for 4 and 8 GPUs
   behind an NVSwitch and for two hosts of 8 over InfiniBand.
 
+- protocols.svg: NCCL's all-reduce time with each algorithm and protocol forced, in CUDA graphs, NCCL's
+  own choice marked, and the model's fit per protocol (docs/results/data/08_nccl_protocols.csv and
+  .json, written by nccl_protocols.py in the GPU check); drawn once the record holds them;
+- graphs.svg: eager calls against CUDA graphs for an empty kernel, NCCL and ours, from
+  08_allreduce's record; drawn once the record holds graph times.
+
 After a new GPU check, redraw: the ctest 08_multi_gpu.figures_up_to_date fails until then.
 """
 import csv
@@ -30,6 +36,37 @@ import alpha_beta  # noqa: E402
 COMPUTE, COPY = "#7aa6d8", "#f0a35e"
 RECORD = CHAPTER.parent / "docs" / "results" / "data" / "08_allreduce.json"
 TIMELINE_RECORD = CHAPTER.parent / "docs" / "results" / "data" / "08_split_matmul_timeline.csv"
+PROTOCOLS_CSV = CHAPTER.parent / "docs" / "results" / "data" / "08_nccl_protocols.csv"
+PROTOCOLS_RECORD = CHAPTER.parent / "docs" / "results" / "data" / "08_nccl_protocols.json"
+SIZE_TICKS = (("4 KiB", 4 << 10), ("64 KiB", 64 << 10), ("1 MiB", 1 << 20), ("16 MiB", 16 << 20),
+              ("256 MiB", 256 << 20), ("1 GiB", 1 << 30))
+TIME_TICKS = {-7: "0.1 us", -6: "1 us", -5: "10 us", -4: "100 us", -3: "1 ms", -2: "10 ms", -1: "100 ms"}
+
+
+def log_axes(fig, left, top, width, height, smin, smax, tmin, tmax):
+    """A log-log frame (size across, time up) with grid lines; returns the (size, seconds) -> (x, y) map."""
+    def xy(size, seconds):
+        x = left + (math.log(size) - math.log(smin)) / (math.log(smax) - math.log(smin)) * width
+        y = top + height - (math.log(seconds) - math.log(tmin)) / (math.log(tmax) - math.log(tmin)) * height
+        return x, y
+
+    fig.rect(left, top, width, height, fill="#ffffff")
+    for e in range(round(math.log10(tmin)), round(math.log10(tmax))):
+        x, y = xy(smin, 10.0 ** e)
+        fig.line(left, y, left + width, y, stroke="#dddddd")
+        fig.text(left - 6, y + 4, TIME_TICKS[e], 10, "end")
+    for label, size in SIZE_TICKS:
+        if smin <= size <= smax:
+            x, y = xy(size, tmin)
+            fig.line(x, top, x, top + height, stroke="#dddddd")
+            fig.text(x, top + height + 16, label, 10, "middle")
+    fig.text(left + width / 2, top + height + 36, "message size (log scale)", 11, "middle")
+    return xy
+
+
+def polyline(fig, points, color, dash=None, width=2):
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        fig.line(x0, y0, x1, y1, stroke=color, width=width, dash=dash)
 
 
 def gpu_box(fig, x, y, name, detail):
@@ -188,7 +225,93 @@ def draw_model():
     return fig
 
 
+PROTOCOL_COLORS = {"Ring LL": "#d73027", "Ring LL128": "#fc8d59", "Ring Simple": "#7f2704",
+                   "Tree LL": "#4575b4", "Tree LL128": "#74add1", "Tree Simple": "#08306b"}
+
+
+def draw_protocols():
+    rows = list(csv.DictReader(PROTOCOLS_CSV.open(encoding="utf-8")))
+    fits = alpha_beta.protocol_fits(alpha_beta.protocol_points(PROTOCOLS_RECORD)) if PROTOCOLS_RECORD.exists() else {}
+    left, top, width, height = 80, 56, 520, 320
+    fig = Svg(left + width + 230, top + height + 70, "NCCL all-reduce: each algorithm and protocol forced")
+    fig.text(10, 20, "NCCL all-reduce (fp32, 2 GPUs, CUDA graphs): each algorithm and protocol forced; "
+             "circles: what NCCL picks itself", 12, weight="bold")
+    fig.text(10, 36, "data: %s; dashed: the model's fit per protocol (from 64 KiB up)"
+             % PROTOCOLS_CSV.relative_to(CHAPTER.parent), 10)
+    xy = log_axes(fig, left, top, width, height, 4 << 10, 1 << 30, 1e-6, 1e-1)
+    names = [n for n in PROTOCOL_COLORS if any("%s %s" % (r["algo"], r["proto"]) == n for r in rows)]
+    for i, name in enumerate(names):
+        color = PROTOCOL_COLORS[name]
+        mine = sorted((int(r["size_bytes"]), float(r["us"]) * 1e-6) for r in rows
+                      if "%s %s" % (r["algo"], r["proto"]) == name)
+        polyline(fig, [xy(s, t) for s, t in mine], color)
+        for (s, t), r in zip(mine, sorted((r for r in rows if "%s %s" % (r["algo"], r["proto"]) == name),
+                                          key=lambda r: int(r["size_bytes"]))):
+            if r["chosen"] == "1":
+                x, y = xy(s, t)
+                fig.rect(x - 5, y - 5, 10, 10, fill="none", stroke="#000000", width=1.5)
+        if name in fits:
+            f = fits[name][0]
+            sizes = [(64 << 10) * 2 ** (j / 4) for j in range(0, 4 * 14 + 1)]
+            polyline(fig, [xy(s, f.time(s)) for s in sizes], color, dash="4,3", width=1)
+        ly = top + 20 + i * 20
+        fig.line(left + width + 15, ly - 4, left + width + 40, ly - 4, stroke=color, width=2)
+        fig.text(left + width + 46, ly, name + ("  (fit within %.0f%%)" % (100 * fits[name][1]) if name in fits else ""), 11)
+    ly = top + 20 + len(names) * 20
+    fig.rect(left + width + 22, ly - 9, 10, 10, fill="none", stroke="#000000", width=1.5)
+    fig.text(left + width + 46, ly, "NCCL's own choice at that size", 11)
+    return fig
+
+
+def draw_graphs():
+    figures = alpha_beta.record_figures(RECORD)
+    labels = [k[len("mine_graph_us_"):] for k in figures if k.startswith("mine_graph_us_")]
+    series = (("empty kernel", "floor_eager_us_", "floor_graph_us_", "#999999"),
+              ("NCCL", "nccl_us_", "nccl_graph_us_", "#d73027"),
+              ("ours (picked by size)", "mine_us_", "mine_graph_us_", "#2b7bba"))
+    sizes = sorted(alpha_beta.size_of(label) for label in labels)
+    left, top, width, height = 80, 56, 460, 300
+    fig = Svg(left + width + 250, top + height + 70, "Eager calls against CUDA graphs")
+    fig.text(10, 20, "Time per call on 2 GPUs: launched one by one from one thread (solid) or replayed "
+                     "from a CUDA graph (dashed)", 12, weight="bold")
+    fig.text(10, 36, "data: %s" % RECORD.relative_to(CHAPTER.parent), 10)
+    xy = log_axes(fig, left, top, width, height, sizes[0], sizes[-1], 1e-7, 1e-4)
+    for i, (name, eager, graph, color) in enumerate(series):
+        for prefix, dash in ((eager, None), (graph, "5,4")):
+            points = [(s, figures.get(prefix + label_of(s))) for s in sizes]
+            points = [xy(s, t * 1e-6) for s, t in points if t]
+            polyline(fig, points, color, dash)
+            for x, y in points:
+                fig.rect(x - 2.5, y - 2.5, 5, 5, fill=color, stroke=color)
+        ly = top + 20 + i * 20
+        fig.line(left + width + 15, ly - 4, left + width + 40, ly - 4, stroke=color, width=2)
+        fig.text(left + width + 46, ly, name, 11)
+    ly = top + 20 + len(series) * 20 + 10
+    fig.text(left + width + 15, ly, "Solid: eager, one launch per GPU per call;", 10)
+    fig.text(left + width + 15, ly + 14, "dashed: the same calls in a CUDA graph.", 10)
+    fig.text(left + width + 15, ly + 34, "The gap between an empty kernel's two", 10)
+    fig.text(left + width + 15, ly + 48, "lines is the host's launch cost.", 10)
+    return fig
+
+
+def label_of(size):
+    for unit, name in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+        if size >= unit and size % unit == 0:
+            return "%d%s" % (size // unit, name)
+    return "%dB" % size
+
+
+def figures():
+    """Every figure whose data exist: the ones drawn from new kinds of runs appear after the GPU
+    check has recorded those runs."""
+    drawn = {"topology.svg": draw_topology, "allreduce.svg": draw_allreduce, "timeline.svg": draw_timeline,
+             "model.svg": draw_model}
+    if PROTOCOLS_CSV.exists():
+        drawn["protocols.svg"] = draw_protocols
+    if any(k.startswith("mine_graph_us_") for k in alpha_beta.record_figures(RECORD)):
+        drawn["graphs.svg"] = draw_graphs
+    return drawn
+
+
 if __name__ == "__main__":
-    sys.exit(redraw_or_check({"topology.svg": draw_topology, "allreduce.svg": draw_allreduce,
-                              "timeline.svg": draw_timeline, "model.svg": draw_model}, HERE,
-                             "python3 08_multi_gpu/figures/draw_figures.py"))
+    sys.exit(redraw_or_check(figures(), HERE, "python3 08_multi_gpu/figures/draw_figures.py"))
