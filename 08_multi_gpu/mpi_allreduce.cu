@@ -254,9 +254,7 @@ int main(int argc, char** argv) {
   }
   if (cli.get_flag("nccl-debug")) setenv("NCCL_DEBUG", "INFO", 1);
 
-  // [excerpt:mpi-start]
   const mpi_job::Job job = mpi_job::start(&argc, &argv);  // rank, world, and the rank on this host
-  // [/excerpt:mpi-start]
   // Only rank 0 prints the report; the others run the same checks on the same (every rank's)
   // numbers, so every rank ends with the same exit code. Errors still go to stderr from any rank.
   if (job.rank != 0 && !std::freopen("/dev/null", "w", stdout)) return tutorial::kExitFailure;

@@ -69,7 +69,6 @@ def per_call_times(torch, dist, y, runs):
     return times
 
 
-# [excerpt:worker]
 def run(args):
     import torch
     import torch.distributed as dist
@@ -82,7 +81,6 @@ def run(args):
         dist.all_reduce(y)  # in place: y = sum over ranks
         expected = sum(exact_input(torch, r, n) for r in range(world))
         errors.append((n, (y - expected).abs().max().item()))
-    # [/excerpt:worker]
     rows = []
     for size in SIZES:
         y = exact_input(torch, rank, size // 4)
