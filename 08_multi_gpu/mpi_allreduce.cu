@@ -11,36 +11,27 @@
 // every rank, then raced in interleaved batches, each rank's batch behind a gate that opens
 // after an MPI barrier, so the GPUs, not the hosts, set the pace.
 // Test modes: --hang-nccl and --hang-mine (one rank never calls: the others must say which,
-// and the job must end), --network (NCCL forced onto its socket transport, over loopback).
+// and the job must end; mpi_hang.cuh), --network (NCCL forced onto its socket transport, over
+// loopback: two hosts without InfiniBand, simulated).
 #include <unistd.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <algorithm>
 #include <functional>
 #include <memory>
 #include <random>
-#include <thread>
 #include <tutorial/cli.hpp>
 
 #include "allreduce.cuh"
 #include "batch_timer.cuh"
 #include "ipc_allreduce.cuh"
+#include "mpi_hang.cuh"
 #include "mpi_job.hpp"
 #include "nccl_check.hpp"
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-/// Every rank's worst error, on every rank (a NaN, from a poisoned element, counts as infinite).
-double worst_over_ranks(double error) { return mpi_job::max_over_ranks(std::isnan(error) ? INFINITY : error); }
 
 /// Runs of `run` on this process's stream, timed between events like step 3's batches: the
 /// batch waits behind a gate kernel while the host queues it, and the gate opens once every rank
@@ -95,116 +86,6 @@ struct Place {
   char gpu[256];  // cudaDeviceProp::name's size
   int device;
 };
-
-/// --hang-nccl: rank world-1 never calls the second all-reduce. The others, on a non-blocking
-/// communicator, poll instead of waiting: the stream (cudaStreamQuery) and NCCL's error
-/// (ncclCommGetAsyncError), against a deadline. Then ncclCommAbort, one line naming the rank
-/// that never came (read from every rank's progress counter), and the whole job ends non-zero.
-int hang_nccl(const mpi_job::Job& job, const ncclUniqueId& id, cudaStream_t stream, double deadline_s) {
-  // [excerpt:nonblocking-init]
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 0;  // NCCL calls return at once (ncclInProgress); we do the waiting, with a deadline
-  ncclComm_t comm;
-  const ncclResult_t started = ncclCommInitRankConfig(&comm, job.world, id, job.rank, &config);
-  if (started != ncclInProgress) NCCL_CHECK(started);
-  // [/excerpt:nonblocking-init]
-  ncclResult_t state = ncclInProgress;
-  while (state == ncclInProgress) NCCL_CHECK(ncclCommGetAsyncError(comm, &state));
-  NCCL_CHECK(state);
-  mpi_job::Progress progress;
-  const size_t n = 1024;
-  multi_gpu::GpuArray<float> in(job.local_rank, n), out(job.local_rank, n);
-  std::vector<float> host(n), expected(n, 0.0f);
-  for (size_t i = 0; i < n; ++i) {
-    host[i] = multi_gpu::exact_input(job.rank, i);
-    for (int r = 0; r < job.world; ++r) expected[i] += multi_gpu::exact_input(r, i);
-  }
-  in.upload(host);
-  auto all_reduce = [&] {
-    progress.step();  // posted before the call, where every rank can read it
-    const ncclResult_t called = ncclAllReduce(in.data(), out.data(), n, ncclFloat, ncclSum, comm, stream);
-    if (called != ncclInProgress) NCCL_CHECK(called);
-  };
-  // [excerpt:poll]
-  // Waits for the stream without blocking in CUDA: true when done, false when the deadline passed.
-  auto finished_by = [&](double deadline) {
-    const auto start = Clock::now();
-    for (;;) {
-      const cudaError_t query = cudaStreamQuery(stream);
-      if (query == cudaSuccess) return true;
-      if (query != cudaErrorNotReady) CUDA_CHECK(query);
-      ncclResult_t async = ncclSuccess;
-      NCCL_CHECK(ncclCommGetAsyncError(comm, &async));
-      if (async != ncclSuccess && async != ncclInProgress) NCCL_CHECK(async);  // a peer or link failed
-      if (seconds_since(start) > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  };
-  // [/excerpt:poll]
-  all_reduce();  // call 1, on every rank: the communicator works
-  if (!finished_by(60)) mpi_job::abort_job(tutorial::kExitFailure);
-  const std::vector<float> got = out.download();
-  const double error = worst_over_ranks(tutorial::max_abs_error(got.data(), expected.data(), n));
-  if (job.rank == 0) std::printf("Max error: %g  (call 1, every rank took part)\n", error);
-  std::fflush(stdout);
-  if (error != 0) mpi_job::abort_job(tutorial::kExitFailure);
-
-  const int missing = job.world - 1;
-  if (job.rank == missing) {  // call 2: this rank never comes; it waits elsewhere, as a stuck rank would
-    mpi_job::barrier();
-    return tutorial::kExitFailure;  // not reached: the others end the job
-  }
-  const auto called = Clock::now();
-  all_reduce();
-  // [excerpt:abort]
-  if (!finished_by(deadline_s)) {
-    const double noticed = seconds_since(called);
-    std::string absent;
-    for (int r = 0; r < job.world; ++r)
-      if (progress.read(r) < progress.read(job.rank)) absent += (absent.empty() ? "" : ", ") + std::to_string(r);
-    const ncclResult_t aborted = ncclCommAbort(comm);  // stops NCCL's kernels and threads
-    if (aborted != ncclInProgress) NCCL_CHECK(aborted);
-    std::fprintf(stderr, "rank %d: all-reduce 2 not done after %.1f s (deadline %.1f s): rank %s never called it; "
-                 "communicator aborted in %.2f s, ending the job\n", job.rank, noticed, deadline_s,
-                 absent.empty() ? "?" : absent.c_str(), seconds_since(called) - noticed);
-    mpi_job::abort_job(tutorial::kExitFailure);
-  }
-  // [/excerpt:abort]
-  std::fprintf(stderr, "rank %d: all-reduce 2 finished without rank %d: that cannot be\n", job.rank, missing);
-  mpi_job::abort_job(tutorial::kExitFailure);
-}
-
-/// --hang-mine: the same with our own kernel over IPC. Its waits are bounded on the GPU: the
-/// kernel gives up, says where, and the stream finishes; the host then names the absent rank.
-int hang_mine(const mpi_job::Job& job, cudaStream_t stream, double deadline_s) {
-  const size_t n = 1024;
-  multi_gpu::IpcAllReduce mine(job, n, stream, (unsigned long long)(deadline_s * 1e9));
-  std::vector<float> host(n);
-  for (size_t i = 0; i < n; ++i) host[i] = multi_gpu::exact_input(job.rank, i);
-  CUDA_CHECK(cudaMemcpy(mine.in(), host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaDeviceSynchronize());
-  mpi_job::barrier();
-  const allreduce::Algorithm algorithm = allreduce::pick(n * sizeof(float));
-  mine.run(algorithm, n, stream);  // call 1, every rank
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  if (mpi_job::min_over_ranks(!mine.timed_out()) == 0) mpi_job::abort_job(tutorial::kExitFailure);
-  const int missing = job.world - 1;
-  if (job.rank == missing) {
-    mpi_job::barrier();
-    return tutorial::kExitFailure;  // not reached
-  }
-  const auto called = Clock::now();
-  mine.run(algorithm, n, stream);
-  CUDA_CHECK(cudaStreamSynchronize(stream));  // returns: the kernel's wait is bounded
-  if (!mine.timed_out()) {
-    std::fprintf(stderr, "rank %d: all-reduce 2 finished without rank %d: that cannot be\n", job.rank, missing);
-    mpi_job::abort_job(tutorial::kExitFailure);
-  }
-  std::fprintf(stderr, "rank %d: our all-reduce gave up after %.1f s (deadline %.1f s): rank %d never arrived "
-               "(%s GPU numbers are ranks); ending the job\n", job.rank, seconds_since(called), deadline_s,
-               mine.timeout().peer, allreduce::describe(mine.timeout()).c_str());
-  mpi_job::abort_job(tutorial::kExitFailure);
-}
 
 /// Whether this rank's GPU can reach every other GPU on the host directly (CUDA IPC needs it).
 bool peers_reachable(const mpi_job::Job& job) {
@@ -296,7 +177,7 @@ int main(int argc, char** argv) {
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   const double deadline_s = cli.get_int("deadline-ms") / 1000.0;
-  if (cli.get_flag("hang-nccl")) return hang_nccl(job, id, stream, deadline_s);
+  if (cli.get_flag("hang-nccl")) return multi_gpu::hang_nccl(job, id, stream, deadline_s);
 
   // Our kernels need every rank on one host, each GPU able to reach the others.
   const bool one_host = job.local_world == job.world;
@@ -310,7 +191,7 @@ int main(int argc, char** argv) {
     mpi_job::finish();
     return tutorial::kExitNoGpu;
   }
-  if (cli.get_flag("hang-mine")) return hang_mine(job, stream, deadline_s);
+  if (cli.get_flag("hang-mine")) return multi_gpu::hang_mine(job, stream, deadline_s);
 
   std::vector<size_t> counts;  // floats per message
   if (cli.get_int("n") > 0) counts.push_back(size_t(cli.get_int("n")));
@@ -387,7 +268,7 @@ int main(int argc, char** argv) {
         m.run(n);
         finish_and_check();
         CUDA_CHECK(cudaMemcpy(got.data(), out, n * sizeof(float), cudaMemcpyDeviceToHost));
-        const double worst = worst_over_ranks(tutorial::max_abs_error(got.data(), expected.data(), n));
+        const double worst = multi_gpu::worst_over_ranks(tutorial::max_abs_error(got.data(), expected.data(), n));
         verifier.exact(tutorial::format("%s, %s (n = %zu), all %d ranks", m.name.c_str(),
                                         multi_gpu::size_label(n * 4).c_str(), n, job.world), worst);
       }
@@ -417,7 +298,7 @@ int main(int argc, char** argv) {
       CUDA_CHECK(cudaMemcpy(got.data(), out, n * sizeof(float), cudaMemcpyDeviceToHost));
       const double error = tutorial::relative_error(got.data(), reference.data(), n);
       verifier.within(tutorial::format("%s, random floats, n = %zu, against a float64 sum", m.name.c_str(), n),
-                      worst_over_ranks(error), 1e-6);
+                      multi_gpu::worst_over_ranks(error), 1e-6);
     }
   }
 

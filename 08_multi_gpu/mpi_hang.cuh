@@ -1,0 +1,143 @@
+/// \file mpi_hang.cuh
+/// \brief Chapter 08, part 5: a rank that never comes, caught. The test modes of 08_mpi_allreduce.
+///
+/// When one rank never calls the all-reduce, every wait for it that has no deadline hangs the
+/// job: cudaStreamSynchronize, a blocking NCCL call, a spin-wait. Here rank world-1 skips the
+/// second call; the other ranks must notice within a deadline, name it, and end the whole job.
+#pragma once
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ipc_allreduce.cuh"
+#include "mpi_job.hpp"
+#include "nccl_check.hpp"
+
+namespace multi_gpu {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// Every rank's worst error, on every rank (a NaN, from a poisoned element, counts as infinite).
+inline double worst_over_ranks(double error) {
+  return mpi_job::max_over_ranks(std::isnan(error) ? INFINITY : error);
+}
+
+/// --hang-nccl: rank world-1 never calls the second all-reduce. The others, on a non-blocking
+/// communicator, poll instead of waiting: the stream (cudaStreamQuery) and NCCL's error
+/// (ncclCommGetAsyncError), against a deadline. Then ncclCommAbort, one line naming the rank
+/// that never came (read from every rank's progress counter), and the whole job ends non-zero.
+inline int hang_nccl(const mpi_job::Job& job, const ncclUniqueId& id, cudaStream_t stream, double deadline_s) {
+  // [excerpt:nonblocking-init]
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;  // NCCL calls return at once (ncclInProgress); we do the waiting, with a deadline
+  ncclComm_t comm;
+  const ncclResult_t started = ncclCommInitRankConfig(&comm, job.world, id, job.rank, &config);
+  if (started != ncclInProgress) NCCL_CHECK(started);
+  // [/excerpt:nonblocking-init]
+  ncclResult_t state = ncclInProgress;
+  while (state == ncclInProgress) NCCL_CHECK(ncclCommGetAsyncError(comm, &state));
+  NCCL_CHECK(state);
+  mpi_job::Progress progress;
+  const size_t n = 1024;
+  multi_gpu::GpuArray<float> in(job.local_rank, n), out(job.local_rank, n);
+  std::vector<float> host(n), expected(n, 0.0f);
+  for (size_t i = 0; i < n; ++i) {
+    host[i] = multi_gpu::exact_input(job.rank, i);
+    for (int r = 0; r < job.world; ++r) expected[i] += multi_gpu::exact_input(r, i);
+  }
+  in.upload(host);
+  auto all_reduce = [&] {
+    progress.step();  // posted before the call, where every rank can read it
+    const ncclResult_t called = ncclAllReduce(in.data(), out.data(), n, ncclFloat, ncclSum, comm, stream);
+    if (called != ncclInProgress) NCCL_CHECK(called);
+  };
+  // [excerpt:poll]
+  // Waits for the stream without blocking in CUDA: true when done, false when the deadline passed.
+  auto finished_by = [&](double deadline) {
+    const auto start = Clock::now();
+    for (;;) {
+      const cudaError_t query = cudaStreamQuery(stream);
+      if (query == cudaSuccess) return true;
+      if (query != cudaErrorNotReady) CUDA_CHECK(query);
+      ncclResult_t async = ncclSuccess;
+      NCCL_CHECK(ncclCommGetAsyncError(comm, &async));
+      if (async != ncclSuccess && async != ncclInProgress) NCCL_CHECK(async);  // a peer or link failed
+      if (seconds_since(start) > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  };
+  // [/excerpt:poll]
+  all_reduce();  // call 1, on every rank: the communicator works
+  if (!finished_by(60)) mpi_job::abort_job(tutorial::kExitFailure);
+  const std::vector<float> got = out.download();
+  const double error = worst_over_ranks(tutorial::max_abs_error(got.data(), expected.data(), n));
+  if (job.rank == 0) std::printf("Max error: %g  (call 1, every rank took part)\n", error);
+  std::fflush(stdout);
+  if (error != 0) mpi_job::abort_job(tutorial::kExitFailure);
+
+  const int missing = job.world - 1;
+  if (job.rank == missing) {  // call 2: this rank never comes; it waits elsewhere, as a stuck rank would
+    mpi_job::barrier();
+    return tutorial::kExitFailure;  // not reached: the others end the job
+  }
+  const auto called = Clock::now();
+  all_reduce();
+  // [excerpt:abort]
+  if (!finished_by(deadline_s)) {
+    const double noticed = seconds_since(called);
+    std::string absent;
+    for (int r = 0; r < job.world; ++r)
+      if (progress.read(r) < progress.read(job.rank)) absent += (absent.empty() ? "" : ", ") + std::to_string(r);
+    const ncclResult_t aborted = ncclCommAbort(comm);  // stops NCCL's kernels and threads
+    if (aborted != ncclInProgress) NCCL_CHECK(aborted);
+    std::fprintf(stderr, "rank %d: all-reduce 2 not done after %.1f s (deadline %.1f s): rank %s never called it; "
+                 "communicator aborted in %.2f s, ending the job\n", job.rank, noticed, deadline_s,
+                 absent.empty() ? "?" : absent.c_str(), seconds_since(called) - noticed);
+    mpi_job::abort_job(tutorial::kExitFailure);
+  }
+  // [/excerpt:abort]
+  std::fprintf(stderr, "rank %d: all-reduce 2 finished without rank %d: that cannot be\n", job.rank, missing);
+  mpi_job::abort_job(tutorial::kExitFailure);
+}
+
+/// --hang-mine: the same with our own kernel over IPC. Its waits are bounded on the GPU: the
+/// kernel gives up, says where, and the stream finishes; the host then names the absent rank.
+inline int hang_mine(const mpi_job::Job& job, cudaStream_t stream, double deadline_s) {
+  const size_t n = 1024;
+  multi_gpu::IpcAllReduce mine(job, n, stream, (unsigned long long)(deadline_s * 1e9));
+  std::vector<float> host(n);
+  for (size_t i = 0; i < n; ++i) host[i] = multi_gpu::exact_input(job.rank, i);
+  CUDA_CHECK(cudaMemcpy(mine.in(), host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  mpi_job::barrier();
+  const allreduce::Algorithm algorithm = allreduce::pick(n * sizeof(float));
+  mine.run(algorithm, n, stream);  // call 1, every rank
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (mpi_job::min_over_ranks(!mine.timed_out()) == 0) mpi_job::abort_job(tutorial::kExitFailure);
+  const int missing = job.world - 1;
+  if (job.rank == missing) {
+    mpi_job::barrier();
+    return tutorial::kExitFailure;  // not reached
+  }
+  const auto called = Clock::now();
+  mine.run(algorithm, n, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));  // returns: the kernel's wait is bounded
+  if (!mine.timed_out()) {
+    std::fprintf(stderr, "rank %d: all-reduce 2 finished without rank %d: that cannot be\n", job.rank, missing);
+    mpi_job::abort_job(tutorial::kExitFailure);
+  }
+  std::fprintf(stderr, "rank %d: our all-reduce gave up after %.1f s (deadline %.1f s): rank %d never arrived "
+               "(%s GPU numbers are ranks); ending the job\n", job.rank, seconds_since(called), deadline_s,
+               mine.timeout().peer, allreduce::describe(mine.timeout()).c_str());
+  mpi_job::abort_job(tutorial::kExitFailure);
+}
+
+}  // namespace multi_gpu
