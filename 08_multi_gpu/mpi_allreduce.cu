@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
   tutorial::Cli cli("08_mpi_allreduce", "One process per GPU under mpirun: NCCL (its id sent by MPI_Bcast) and our "
                                         "own all-reduce over CUDA IPC, exact at every size, raced.");
   cli.add_int("min-bytes", "smallest message, bytes (sizes go up by 4x)", 4 << 10, 4, 1LL << 32);
-  cli.add_int("max-bytes", "largest message, bytes", 1LL << 30, 4, 1LL << 32);
+  cli.add_int("max-bytes", "largest message, bytes (always the last size)", 1LL << 30, 4, 1LL << 32);
   cli.add_int("n", "one message of exactly this many floats instead (e.g. an odd count)", 0, 0, 1LL << 30);
   cli.add_int("runs", "timed runs per batch", 20, 1, 1000);
   cli.add_int("rounds", "batches per method and size, interleaved", 3, 1, 100);
@@ -195,8 +195,10 @@ int main(int argc, char** argv) {
 
   std::vector<size_t> counts;  // floats per message
   if (cli.get_int("n") > 0) counts.push_back(size_t(cli.get_int("n")));
-  else
+  else {
     for (long long b = cli.get_int("min-bytes"); b <= cli.get_int("max-bytes"); b *= 4) counts.push_back(size_t(b) / 4);
+    if (counts.back() != size_t(cli.get_int("max-bytes")) / 4) counts.push_back(size_t(cli.get_int("max-bytes")) / 4);
+  }
   const size_t max_n = *std::max_element(counts.begin(), counts.end());
   std::vector<size_t> checked = counts;  // and odd counts, exact too: the kernels' tails
   if (cli.get_int("n") == 0)
