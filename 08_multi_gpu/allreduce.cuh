@@ -330,12 +330,13 @@ __device__ void one_shot_ll_body(const Peers& peers, const Call& call, unsigned 
   auto mine = [&](size_t j) {  // an odd n's last line carries a 0 beside its last value
     return 2 * j + 1 < n ? reinterpret_cast<const float2*>(peers.in[rank])[j] : float2{peers.in[rank][2 * j], 0.0f};
   };
-  for (size_t j = first_index(); j < lines; j += grid_stride()) {
+  // [excerpt:ll-push]
+  for (size_t j = first_index(); j < lines; j += grid_stride()) {  // line j: floats 2j, 2j + 1
     const float2 v = mine(j);
-#pragma unroll
     for (int p = 0; p < kGpus; ++p)
-      if (p != rank) store_line(slot(p, rank) + j, v.x, v.y, epoch);
+      if (p != rank) store_line(slot(p, rank) + j, v.x, v.y, epoch);  // {a, epoch, b, epoch}
   }
+  // [/excerpt:ll-push]
   const unsigned long long begin = multi_gpu::globaltimer_ns();
   for (size_t j = first_index(); j < lines; j += grid_stride()) {
     float2 v[kGpus];
@@ -345,14 +346,14 @@ __device__ void one_shot_ll_body(const Peers& peers, const Call& call, unsigned 
         v[p] = mine(j);
         continue;
       }
-      Line line = load_line(slot(rank, p) + j);
-      while (line.epoch_a != epoch || line.epoch_b != epoch) {
-        if (multi_gpu::globaltimer_ns() - begin > call.timeout_ns) {
-          record_timeout(control(peers.workspace[rank]), call.timeout, rank, kData, p);
-          return;
-        }
+      // [excerpt:ll-poll]
+      Line line = load_line(slot(rank, p) + j);  // my own memory, where peer p stored
+      while (line.epoch_a != epoch || line.epoch_b != epoch) {  // not this call's yet
+        if (multi_gpu::globaltimer_ns() - begin > call.timeout_ns)
+          return record_timeout(control(peers.workspace[rank]), call.timeout, rank, kData, p);
         line = load_line(slot(rank, p) + j);
       }
+      // [/excerpt:ll-poll]
       v[p] = {line.a, line.b};
     }
     float2 sum = v[0];  // GPU 0 first on every GPU: the same bits everywhere

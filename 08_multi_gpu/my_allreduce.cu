@@ -175,15 +175,16 @@ int main(int argc, char** argv) {
     multi_gpu::require_matching_nccl();
     NCCL_CHECK(ncclCommInitAll(comms.data(), gpus, nullptr));  // devices 0 .. gpus-1
   }
-  auto nccl_on = [&](const std::vector<float*>& ins, const std::vector<float*>& outs) {
-    // [excerpt:nccl-call]
-    return [&, ins, outs](size_t n) {
-      NCCL_CHECK(ncclGroupStart());  // one thread, many GPUs: queue all, then launch together
-      for (int d = 0; d < gpus; ++d)
-        NCCL_CHECK(ncclAllReduce(ins[d], outs[d], n, ncclFloat, ncclSum, comms[d], streams[d]));
-      NCCL_CHECK(ncclGroupEnd());
-    };
-    // [/excerpt:nccl-call]
+  // [excerpt:nccl-call]
+  auto nccl_all_reduce = [&](const std::vector<float*>& in, const std::vector<float*>& out, size_t n) {
+    NCCL_CHECK(ncclGroupStart());  // one thread, many GPUs: queue all, then launch together
+    for (int d = 0; d < gpus; ++d)
+      NCCL_CHECK(ncclAllReduce(in[d], out[d], n, ncclFloat, ncclSum, comms[d], streams[d]));
+    NCCL_CHECK(ncclGroupEnd());
+  };
+  // [/excerpt:nccl-call]
+  auto nccl_on = [&](std::vector<float*> in, std::vector<float*> out) {
+    return [&nccl_all_reduce, in, out](size_t n) { nccl_all_reduce(in, out, n); };
   };
   auto run_empty = [&](size_t) {
     for (int d = 0; d < gpus; ++d) {
