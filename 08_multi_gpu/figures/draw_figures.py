@@ -4,7 +4,8 @@
     python3 08_multi_gpu/figures/draw_figures.py           redraw
     python3 08_multi_gpu/figures/draw_figures.py --check   exit 1 if a committed figure differs
 
-- topology.svg: the two-GPU machine as nvidia-smi topo -m describes it (a drawing, no data);
+- topology.svg: the GPUs of the record's machine and how they are joined, from what
+  08_multi_gpu/topology.sh recorded (docs/results/data/08_topology.output.txt);
 - allreduce.svg: the one-shot and two-stage all-reduce on two GPUs (a drawing, no data);
 - timeline.svg: when each GEMM piece and each send ran on each GPU in the run whose time the table
   reports (the median run), from the event timestamps that 08_split_matmul --timeline wrote in the
@@ -23,6 +24,7 @@ After a new GPU check, redraw: the ctest 08_multi_gpu.figures_up_to_date fails u
 """
 import csv
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -35,6 +37,7 @@ import alpha_beta  # noqa: E402
 
 COMPUTE, COPY = "#7aa6d8", "#f0a35e"
 RECORD = CHAPTER.parent / "docs" / "results" / "data" / "08_allreduce.json"
+TOPOLOGY_RECORD = CHAPTER.parent / "docs" / "results" / "data" / "08_topology.output.txt"
 TIMELINE_RECORD = CHAPTER.parent / "docs" / "results" / "data" / "08_split_matmul_timeline.csv"
 PROTOCOLS_CSV = CHAPTER.parent / "docs" / "results" / "data" / "08_nccl_protocols.csv"
 PROTOCOLS_RECORD = CHAPTER.parent / "docs" / "results" / "data" / "08_nccl_protocols.json"
@@ -75,16 +78,49 @@ def gpu_box(fig, x, y, name, detail):
     fig.text(x + 75, y + 48, detail, 11, "middle")
 
 
+def read_topology(text):
+    """What 08_multi_gpu/topology.sh recorded: each GPU's model and PCI bus id, the NV<k> of
+    `nvidia-smi topo -m` between GPU 0 and GPU 1, the per-link rate of `nvlink -s`, and whether
+    the links end at another GPU (`nvlink -R` names its bus id) or at switch chips (no GPU's)."""
+    names = dict(re.findall(r"^GPU (\d+): (.+?) \(UUID", text, re.M))
+    bus_ids = {bus.strip().lower()[-12:] for bus in re.findall(r"^\d+, (\S+)$", text, re.M)}
+    pair = re.search(r"^GPU0\s+X\s+(\S+)", text, re.M)
+    rate = re.search(r"Link 0: ([\d.]+) GB/s", text)
+    far_ends = {far.lower()[-12:] for far in re.findall(r"Remote Device (\S+): Link", text)}
+    return {"names": [names[k] for k in sorted(names, key=int)], "pair": pair.group(1) if pair else "?",
+            "link_gbs": float(rate.group(1)) if rate else None,
+            "switch": bool(far_ends) and not (far_ends & bus_ids)}
+
+
 def draw_topology():
-    fig = Svg(560, 190, "Two H100s joined by NVLink: NV18 in nvidia-smi topo -m")
-    gpu_box(fig, 20, 30, "GPU 0", "H100, 80 GB HBM3")
-    gpu_box(fig, 390, 30, "GPU 1", "H100, 80 GB HBM3")
-    fig.line(175, 52, 385, 52, width=2, arrow=True)  # GPU 0 -> GPU 1
-    fig.line(385, 72, 175, 72, width=2, arrow=True)  # GPU 1 -> GPU 0
-    fig.text(280, 44, "NV18: 18 NVLink 4 links", 12, "middle", weight="bold")
-    fig.text(280, 120, "450 GB/s each way (datasheet), both ways at once", 11, "middle")
-    fig.text(280, 150, "peer access: a kernel on one GPU loads and stores the other's memory;", 11, "middle")
-    fig.text(280, 168, "the copy engines copy between them (cudaMemcpyPeerAsync)", 11, "middle")
+    """The machine of the record: GPU models, links and where they end, as topology.sh saw them."""
+    topo = read_topology(TOPOLOGY_RECORD.read_text())
+    links = int(topo["pair"][2:]) if topo["pair"].startswith("NV") else 0
+    names = topo["names"]
+    gpus = f"{len(names)} x {names[0]}" if len(set(names)) == 1 else ", ".join(names)
+    fig = Svg(640, 250, f"{gpus}: {topo['pair']} in nvidia-smi topo -m")
+    gpu_box(fig, 20, 40, "GPU 0", names[0])
+    gpu_box(fig, 470, 40, "GPU 1", names[1])
+    if topo["switch"]:
+        fig.rect(255, 35, 130, 80, fill="#f4efe4")
+        fig.text(320, 70, "NVSwitch chips", 13, "middle", weight="bold")
+        fig.text(320, 90, "(on the HGX board)", 11, "middle")
+        for x1, x2 in ((175, 250), (465, 390)):
+            fig.line(x1, 75, x2, 75, width=3)
+        fig.text(212, 64, f"{links} links", 11, "middle")
+        fig.text(428, 64, f"{links} links", 11, "middle")
+        path = "GPU 0's links and GPU 1's meet in the switches: any pair of GPUs gets them all"
+    else:
+        fig.line(175, 75, 465, 75, width=3)
+        fig.text(320, 64, f"{links} links, GPU to GPU", 11, "middle")
+        path = "the links join the two GPUs directly"
+    rate = topo["link_gbs"]
+    if rate:
+        fig.text(320, 150, f"nvidia-smi nvlink -s: {rate:g} GB/s per link, {links * rate:.0f} GB/s per GPU", 11,
+                 "middle")
+    fig.text(320, 170, path, 11, "middle")
+    fig.text(320, 200, "peer access: a kernel on one GPU loads and stores the other's memory;", 11, "middle")
+    fig.text(320, 218, "the copy engines copy between them (cudaMemcpyPeerAsync)", 11, "middle")
     return fig
 
 
