@@ -329,6 +329,8 @@ def render_record(record, results=RESULTS):
             sums = found["summaries"] if found else []
             checks = (f"{plural(sum(s.get('checks', 0) for s in sums), 'check')}, "
                       f"{sum(s.get('failed', 0) for s in sums)} failed") if sums else "no SUMMARY line"
+            if sums and run_key(found["run"]) != run_key(run):  # kept from, or recorded again in, another run
+                checks += f" (in the run of {found['run'].get('date')}, commit {found['run'].get('commit')})"
             out.append(f"| [{name}]({name}.md) | {case['seconds']:.0f} s | {case['status']} | {checks} |")
         out.append("")
     if record.get("not_run"):

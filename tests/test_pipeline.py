@@ -151,7 +151,10 @@ class Results(unittest.TestCase):
             '<testsuite><testcase name="fresh.benchmark" status="run" time="1"/>'
             '<testcase name="kept.benchmark" status="notrun" time="0"><skipped/></testcase>'
             '<testcase name="never.benchmark" status="notrun" time="0"><skipped/></testcase></testsuite>')
-        lines = results.headline_lines(results.write_record(logs, self.results), self.results)
+        record = results.write_record(logs, self.results)
+        self.assertIn("| skipped | 2 checks, 0 failed (in the run of 2026-01-01 00:00 UTC, commit old) |",
+                      results.render_record(record, self.results))
+        lines = results.headline_lines(record, self.results)
         self.assertTrue(lines[0].startswith("fresh: 2 checks") and lines[0].endswith("all passed (run A)"))
         self.assertTrue(lines[1].endswith("all passed (run B; skipped in run A)"))
         self.assertEqual(lines[2], "never: skipped in run A, and no run of it with a SUMMARY line is recorded")
