@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "multi_gpu.cuh"
 
@@ -29,10 +30,15 @@ constexpr int kMaxGpus = 8;
 constexpr int kMaxBlocks = 256;
 constexpr int kThreads = 512;
 
-enum class Algorithm { kOneShot, kTwoStage, kOneShotLL };
-constexpr int kAlgorithms = 3;
+/// kReduceScatter is two-stage's first half alone: GPU g ends with slice g of the sum in out[g]
+/// (slice_of() says where), for an all-gather done otherwise (PeerAllReduce: by the copy engines).
+enum class Algorithm { kOneShot, kTwoStage, kOneShotLL, kReduceScatter };
+constexpr int kAlgorithms = 4;
 inline const char* name(Algorithm algorithm) {
-  return algorithm == Algorithm::kOneShot ? "one-shot" : algorithm == Algorithm::kTwoStage ? "two-stage" : "one-shot LL";
+  return algorithm == Algorithm::kOneShot    ? "one-shot"
+         : algorithm == Algorithm::kTwoStage ? "two-stage"
+         : algorithm == Algorithm::kOneShotLL ? "one-shot LL"
+                                              : "reduce-scatter";
 }
 
 /// The largest messages the one-shots take: each GPU keeps 2 x (GPUs) slots of their size.
@@ -63,12 +69,12 @@ inline const char* step_name(int step) {
 /// The head of each GPU's workspace. The GPU itself counts its calls (in device memory, so a
 /// CUDA graph can replay launches); its peers write the barrier flags.
 struct Control {
-  unsigned calls[kAlgorithms];     // calls finished, per algorithm: the running call's epoch is calls + 1
-  unsigned finished[kAlgorithms];  // blocks of the running call that are done
+  /// calls[algorithm][b]: calls finished, as block b counts them; every slot moves in step (see end_call).
+  unsigned calls[kAlgorithms][kMaxBlocks];
   int timed_out;                   // a block of this GPU gave up; the communicator is dead
   unsigned overtakes;              // barrier waits that found a peer already a call ahead
   /// flag[algorithm][step][block][peer]: the last epoch at which `peer`'s block reached `step`.
-  unsigned flag[2][3][kMaxBlocks][kMaxGpus];
+  unsigned flag[kAlgorithms][3][kMaxBlocks][kMaxGpus];
 };
 
 /// One 16-byte store of the LL one-shot: two values, each beside the epoch that wrote it. The
@@ -104,6 +110,14 @@ inline size_t max_floats(Algorithm algorithm, int /*gpus*/) {
                                               : size_t(1) << 34;
 }
 
+/// Floats [first, second) of the sum that GPU g holds after a reduce-scatter: its float4 slice, and
+/// for the last GPU the last n % 4 floats too.
+inline std::pair<size_t, size_t> slice_of(int g, int gpus, size_t n) {
+  const size_t n4 = n / 4, slice = (n4 + gpus - 1) / gpus;
+  const size_t begin = std::min(n4, g * slice) * 4, end = g == gpus - 1 ? n : std::min(n4, (g + 1) * slice) * 4;
+  return {begin, end};
+}
+
 /// The host message for a timeout.
 inline std::string describe(const Timeout& t) {
   return tutorial::format("GPU %d, block %d timed out at the %s: GPU %d never arrived.", t.gpu, t.block,
@@ -125,21 +139,17 @@ inline Algorithm pick(size_t bytes) {
 
 __device__ inline Control* control(void* workspace) { return static_cast<Control*>(workspace); }
 
-/// The running call's number, the same in every block: calls finished so far, plus one. Kernels
-/// on one stream run one after another, so every block reads it before the last one bumps it.
-__device__ inline unsigned begin_call(Control* me, Algorithm algorithm) {
-  __shared__ unsigned epoch;
-  if (threadIdx.x == 0)
-    epoch = me->timed_out ? 0u : *reinterpret_cast<volatile unsigned*>(&me->calls[int(algorithm)]) + 1;
-  __syncthreads();
-  return epoch;  // 0: a wait gave up earlier, this GPU's all-reduce is dead
+/// The running call's number: calls finished so far, plus one. Each block reads its own slot, so no
+/// block waits for another and no atomic is needed; end_call keeps every slot equal.
+__device__ inline unsigned begin_call(const Control* me, Algorithm algorithm) {
+  return *reinterpret_cast<const volatile unsigned*>(&me->calls[int(algorithm)][blockIdx.x]) + 1;
 }
+/// Block b writes the epoch into slot b and into the slots of blocks this grid does not have (b + grid,
+/// b + 2 grid, ...), so a later call with more blocks finds every slot at the same count. Only block b
+/// touches those slots in this call, and the next kernel on the stream starts after this one ends.
 __device__ inline void end_call(Control* me, Algorithm algorithm, unsigned epoch) {
-  __syncthreads();
-  if (threadIdx.x == 0 && atomicAdd(&me->finished[int(algorithm)], 1u) == gridDim.x - 1) {
-    me->finished[int(algorithm)] = 0;  // the last block of the call: the next kernel sees both
-    me->calls[int(algorithm)] = epoch;
-  }
+  if (threadIdx.x == 0)
+    for (unsigned b = blockIdx.x; b < kMaxBlocks; b += gridDim.x) me->calls[int(algorithm)][b] = epoch;
 }
 
 /// The first block of this GPU to give up fills in *timeout (plain stores, then `happened`
@@ -259,9 +269,9 @@ __device__ void one_shot_body(const Peers& peers, const Call& call, unsigned epo
 /// the last n % 4 floats; block b handles the same indices of every slice on every GPU, so block
 /// b's barrier covers exactly its data. Each GPU writes only its own slice of its output before
 /// the middle barrier, and reads a peer's input only there, so in == out is safe.
-template <int kGpus>
+template <int kGpus, Algorithm kAlgorithm = Algorithm::kTwoStage>
 __device__ void two_stage_body(const Peers& peers, const Call& call, unsigned epoch) {
-  if (!barrier<kGpus>(peers, Algorithm::kTwoStage, kStart, epoch, call)) return;
+  if (!barrier<kGpus>(peers, kAlgorithm, kStart, epoch, call)) return;
   const int rank = call.rank;
   const size_t n = call.n, n4 = n / 4, slice = (n4 + kGpus - 1) / kGpus, tail = n4 * 4;
   // 1. Reduce-scatter: sum slice `rank` of every input into slice `rank` of my output.
@@ -280,24 +290,26 @@ __device__ void two_stage_body(const Peers& peers, const Call& call, unsigned ep
     for (int p = 1; p < kGpus; ++p) sum += peers.in[p][tail + threadIdx.x];
     peers.out[rank][tail + threadIdx.x] = sum;
   }
-  if (!barrier<kGpus>(peers, Algorithm::kTwoStage, kMiddle, epoch, call)) return;
-  // 2. All-gather: copy every other GPU's finished slice from its output into mine.
-  for (size_t j = first_index(); j < slice; j += grid_stride()) {
-    float4 v[kGpus];
+  if (!barrier<kGpus>(peers, kAlgorithm, kMiddle, epoch, call)) return;
+  if (kAlgorithm == Algorithm::kTwoStage) {  // (a reduce-scatter alone stops here: every peer has read my input)
+    // 2. All-gather: copy every other GPU's finished slice from its output into mine.
+    for (size_t j = first_index(); j < slice; j += grid_stride()) {
+      float4 v[kGpus];
 #pragma unroll
-    for (int k = 1; k < kGpus; ++k) {  // start with the next GPU, so the GPUs spread their reads
-      const size_t i = ((rank + k) % kGpus) * slice + j;
-      if (i < n4) v[k] = reinterpret_cast<const float4*>(peers.out[(rank + k) % kGpus])[i];
-    }
+      for (int k = 1; k < kGpus; ++k) {  // start with the next GPU, so the GPUs spread their reads
+        const size_t i = ((rank + k) % kGpus) * slice + j;
+        if (i < n4) v[k] = reinterpret_cast<const float4*>(peers.out[(rank + k) % kGpus])[i];
+      }
 #pragma unroll
-    for (int k = 1; k < kGpus; ++k) {
-      const size_t i = ((rank + k) % kGpus) * slice + j;
-      if (i < n4) reinterpret_cast<float4*>(peers.out[rank])[i] = v[k];
+      for (int k = 1; k < kGpus; ++k) {
+        const size_t i = ((rank + k) % kGpus) * slice + j;
+        if (i < n4) reinterpret_cast<float4*>(peers.out[rank])[i] = v[k];
+      }
     }
+    if (rank != kGpus - 1 && blockIdx.x == 0 && threadIdx.x < n - tail)
+      peers.out[rank][tail + threadIdx.x] = peers.out[kGpus - 1][tail + threadIdx.x];
+    barrier<kGpus>(peers, Algorithm::kTwoStage, kEnd, epoch, call);  // peers finished reading my slice
   }
-  if (rank != kGpus - 1 && blockIdx.x == 0 && threadIdx.x < n - tail)
-    peers.out[rank][tail + threadIdx.x] = peers.out[kGpus - 1][tail + threadIdx.x];
-  barrier<kGpus>(peers, Algorithm::kTwoStage, kEnd, epoch, call);  // peers finished reading my slice
 }
 // [/excerpt:two-stage]
 
@@ -369,9 +381,12 @@ template <int kGpus, Algorithm kAlgorithm>
 __global__ void __launch_bounds__(kThreads) all_reduce(Peers peers, Call call) {
   Control* me = control(peers.workspace[call.rank]);
   const unsigned epoch = begin_call(me, kAlgorithm);
-  if (epoch == 0) return;  // dead since an earlier timeout: do nothing, never wait
+  // One block-wide vote: every thread has read the epoch before any can end the call and write the
+  // next one, and all agree whether a wait gave up earlier (then do nothing, never wait).
+  if (__syncthreads_or(*reinterpret_cast<const volatile int*>(&me->timed_out))) return;
   if (kAlgorithm == Algorithm::kOneShot) one_shot_body<kGpus>(peers, call, epoch);
   else if (kAlgorithm == Algorithm::kTwoStage) two_stage_body<kGpus>(peers, call, epoch);
+  else if (kAlgorithm == Algorithm::kReduceScatter) two_stage_body<kGpus, kAlgorithm>(peers, call, epoch);
   else one_shot_ll_body<kGpus>(peers, call, epoch);
   end_call(me, kAlgorithm, epoch);
 }
@@ -403,8 +418,10 @@ void launch_for(Algorithm algorithm, const Peers& peers, const Call& call, int b
     all_reduce<kGpus, Algorithm::kOneShot><<<blocks, kThreads, 0, stream>>>(peers, call);
   else if (algorithm == Algorithm::kTwoStage)
     all_reduce<kGpus, Algorithm::kTwoStage><<<blocks, kThreads, 0, stream>>>(peers, call);
-  else
+  else if (algorithm == Algorithm::kOneShotLL)
     all_reduce<kGpus, Algorithm::kOneShotLL><<<blocks, kThreads, 0, stream>>>(peers, call);
+  else
+    all_reduce<kGpus, Algorithm::kReduceScatter><<<blocks, kThreads, 0, stream>>>(peers, call);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -456,13 +473,22 @@ class PeerAllReduce {
       CUDA_CHECK(cudaMalloc(&workspace_[d], workspace_bytes(gpus)));
       init_workspace(workspace_[d], gpus, nullptr);
     }
+    for (int d = 0; d < gpus; ++d) {
+      CUDA_CHECK(cudaSetDevice(d));
+      CUDA_CHECK(cudaEventCreateWithFlags(&scattered_[d], cudaEventDisableTiming));
+      CUDA_CHECK(cudaEventCreateWithFlags(&gathered_[d], cudaEventDisableTiming));
+    }
     CUDA_CHECK(cudaHostAlloc(&timeouts_, kMaxGpus * sizeof(Timeout), cudaHostAllocMapped | cudaHostAllocPortable));
     for (int d = 0; d < kMaxGpus; ++d) timeouts_[d] = Timeout{};
     multi_gpu::synchronize_all(gpus);
   }
   ~PeerAllReduce() {
     for (int d = 0; d < gpus_; ++d)
-      if (cudaSetDevice(d) == cudaSuccess) cudaFree(workspace_[d]);
+      if (cudaSetDevice(d) == cudaSuccess) {
+        cudaFree(workspace_[d]);
+        cudaEventDestroy(scattered_[d]);
+        cudaEventDestroy(gathered_[d]);
+      }
     cudaFreeHost(timeouts_);
   }
   PeerAllReduce(const PeerAllReduce&) = delete;
@@ -490,6 +516,36 @@ class PeerAllReduce {
     }
   }
 
+  // [excerpt:copy-engine-gather]
+  /// Two-stage with the copy engines doing the all-gather: our kernel reduce-scatters, then each GPU's
+  /// copy engine pushes its finished slice into every peer's output. Events order the streams: a
+  /// GPU pushes into peer p once p has finished its own reduce-scatter (so p's earlier work on that
+  /// output is done too), and p's stream goes on only when every peer's push into it has landed.
+  void run_copy_engine_gather(const std::vector<float*>& in, const std::vector<float*>& out, size_t n,
+                              const std::vector<cudaStream_t>& streams) {
+    run(Algorithm::kReduceScatter, in, out, n, streams);
+    for (int d = 0; d < gpus_; ++d) {
+      CUDA_CHECK(cudaSetDevice(d));
+      CUDA_CHECK(cudaEventRecord(scattered_[d], streams[d]));
+    }
+    for (int d = 0; d < gpus_; ++d) {
+      CUDA_CHECK(cudaSetDevice(d));
+      const auto [begin, end] = slice_of(d, gpus_, n);
+      for (int p = 0; p < gpus_; ++p) {
+        if (p == d || begin == end) continue;
+        CUDA_CHECK(cudaStreamWaitEvent(streams[d], scattered_[p], 0));
+        CUDA_CHECK(cudaMemcpyPeerAsync(out[p] + begin, p, out[d] + begin, d, (end - begin) * sizeof(float), streams[d]));
+      }
+      CUDA_CHECK(cudaEventRecord(gathered_[d], streams[d]));
+    }
+    for (int d = 0; d < gpus_; ++d) {
+      CUDA_CHECK(cudaSetDevice(d));
+      for (int p = 0; p < gpus_; ++p)
+        if (p != d) CUDA_CHECK(cudaStreamWaitEvent(streams[d], gathered_[p], 0));
+    }
+  }
+  // [/excerpt:copy-engine-gather]
+
   /// After synchronizing: if a wait gave up, says which GPU, block and step (each GPU that gave
   /// up), and returns false.
   bool report_timeout() const {
@@ -513,6 +569,7 @@ class PeerAllReduce {
   int gpus_;
   unsigned long long timeout_ns_;
   void* workspace_[kMaxGpus] = {};
+  cudaEvent_t scattered_[kMaxGpus] = {}, gathered_[kMaxGpus] = {};  // run_copy_engine_gather's
   Timeout* timeouts_ = nullptr;
 };
 

@@ -50,8 +50,9 @@ struct Method {
   std::string name;
   std::function<void(size_t)> run;
   std::vector<float*> in, out;  // the buffers it reads and writes
-  size_t max_n;  // the largest message it takes
-  bool graph;    // timed in a CUDA graph too
+  size_t max_n;     // the largest message it takes
+  bool graph;       // timed in a CUDA graph too
+  size_t min_n = 0;  // the smallest it is timed at
 };
 
 /// K calls of a method captured into one graph per GPU (NCCL's tests capture the same way), for
@@ -217,6 +218,10 @@ int main(int argc, char** argv) {
   }
   if (ours)
     for (Algorithm a : {Algorithm::kOneShotLL, Algorithm::kOneShot, Algorithm::kTwoStage}) methods.push_back(ours_with(a));
+  if (ours)  // for large messages: the all-gather half on the copy engines
+    methods.push_back({"two-stage, copy-engine gather",
+                       [&](size_t n) { mine->run_copy_engine_gather(ins, outs, n, streams); }, ins, outs, SIZE_MAX,
+                       false, (16u << 20) / sizeof(float)});
   const bool timing = !cli.get_flag("check-only") && nccl;
   if (timing && ours) methods.push_back({"empty kernel", run_empty, {}, {}, SIZE_MAX, true});
 
@@ -230,7 +235,7 @@ int main(int argc, char** argv) {
   // Exact answers, every method, every size, every GPU: inputs and check on the GPU.
   for (size_t n : counts)
     for (const Method& m : methods) {
-      if (n > m.max_n || m.name == "empty kernel") continue;
+      if (n > m.max_n || (n < m.min_n && cli.get_int("n") == 0) || m.name == "empty kernel") continue;
       for (int d = 0; d < gpus; ++d) {
         CUDA_CHECK(cudaSetDevice(d));
         allreduce_check::fill_async(m.in[d], n, d, 0, streams[d]);
@@ -306,7 +311,7 @@ int main(int argc, char** argv) {
   tutorial::Table eager_table(header), sweep_table({"Size", "NCCL in a graph", "spread", "bus GB/s"}), graph_table({"Size", "empty kernel eager", "empty kernel graph", "NCCL eager",
                                                     "NCCL graph", "picked eager", "picked graph", "graph: picked vs NCCL"});
   double eager_worst = INFINITY, small_worst = INFINITY, large_worst = INFINITY, graph_small_worst = INFINITY;
-  double graph_256k = NAN, busbw_largest = NAN;
+  double graph_256k = NAN, busbw_largest = NAN, ce_busbw_largest = NAN;
   for (size_t n : counts) {
     const size_t bytes = n * sizeof(float);
     const std::string label = size_label(bytes);
@@ -325,7 +330,7 @@ int main(int argc, char** argv) {
     for (long long r = 0; r < rounds; ++r)
       for (size_t k = 0; k < methods.size(); ++k) {
         const size_t which = (k + r) % methods.size();  // rotate who goes first
-        if (n > methods[which].max_n) continue;
+        if (n > methods[which].max_n || n < methods[which].min_n) continue;
         if (ours) {
           const std::vector<double> t = timer.time([&] { methods[which].run(n); }, int(runs));
           samples[which].eager.insert(samples[which].eager.end(), t.begin(), t.end());
@@ -361,6 +366,11 @@ int main(int argc, char** argv) {
     verifier.figure("nccl_busbw_" + label, round1(busbw(t_nccl)));
     verifier.figure("mine_busbw_" + label, round1(busbw(t_pick)));
     verifier.figure("floor_eager_us_" + label, round1(median(samples[floor_index].eager) * 1e3));
+    const size_t ce = index_named("two-stage, copy-engine gather");
+    if (!samples[ce].eager.empty()) {
+      ce_busbw_largest = busbw(median(samples[ce].eager));
+      verifier.figure("ce_gather_busbw_" + label, round1(ce_busbw_largest));
+    }
     eager_worst = std::min(eager_worst, t_best_nccl / t_pick);
     if (bytes <= (256u << 10)) small_worst = std::min(small_worst, t_best_nccl / t_pick);
     if (bytes == (256u << 20) || bytes == (1u << 30)) large_worst = std::min(large_worst, t_best_nccl / t_pick);
@@ -420,6 +430,11 @@ int main(int argc, char** argv) {
                 busbw_largest, 100 * busbw_largest / copy_gbs);
     verifier.figure("copy_engine_both_ways_gbs", round1(copy_gbs));
     verifier.figure("mine_pct_of_copy_engine_largest", round1(100 * busbw_largest / copy_gbs));
+    if (std::isfinite(ce_busbw_largest)) {
+      std::printf("Two-stage with the copy engines gathering: %.1f GB/s (%.1f%% of the copy engine)\n\n", ce_busbw_largest,
+                  100 * ce_busbw_largest / copy_gbs);
+      verifier.figure("ce_gather_pct_of_copy_engine_largest", round1(100 * ce_busbw_largest / copy_gbs));
+    }
   }
   verifier.figure("gpus", gpus);
   verifier.figure("picked_pct_of_nccl_worst", round1(100 * eager_worst));
