@@ -55,10 +55,10 @@ def prose_lines(lines):
     """The main path's lines outside fenced code, with HTML comments removed (a comment spanning
     lines leaves them empty, so the count of lines does not change), each with whether it lies in
     a block that scripts/sync-results.py generates from the record (a table or an output and its
-    caption, which may be wide)."""
+    caption, which may be wide), and its line number in the page."""
     text = COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), "\n".join(lines))
     prose, in_code, in_generated = [], False, False
-    for raw, line in zip(lines, text.split("\n")):
+    for number, (raw, line) in enumerate(zip(lines, text.split("\n")), start=1):
         if GENERATED_OPEN.match(raw):
             in_generated = True
         elif raw.startswith(GENERATED_CLOSE):
@@ -66,18 +66,22 @@ def prose_lines(lines):
         if FENCE.match(line):
             in_code = not in_code
         elif not in_code:
-            prose.append((line, in_generated))
+            prose.append((line, in_generated, number))
     return prose
 
 
 def measure(text):
-    """(lines, words, [(line number in prose, width) of prose lines wider than MAX_WIDTH])."""
+    """(lines, words, [width of each prose line wider than MAX_WIDTH, in page order])."""
     lines = main_path(text)
     prose = prose_lines(lines)
-    words = sum(len(line.split()) for line, _ in prose)
-    wide = [len(line.rstrip()) for line, generated in prose
+    words = sum(len(line.split()) for line, _, _ in prose)
+    return len(lines), words, [width for _, width in wide_lines(prose)]
+
+
+def wide_lines(prose):
+    """(line number, width) of each prose line wider than MAX_WIDTH, outside tables and generated blocks."""
+    return [(number, len(line.rstrip())) for line, generated, number in prose
             if len(line.rstrip()) > MAX_WIDTH and not generated and not line.lstrip().startswith("|")]
-    return len(lines), words, wide
 
 
 def check(pages):
@@ -93,6 +97,8 @@ def check(pages):
         if wide:
             problems.append("%d prose line(s) over %d characters (widest %d)" % (len(wide), MAX_WIDTH, max(wide)))
         print("%-44s main path %3d lines, %4d words: %s" % (name, lines, words, "; ".join(problems) or "ok"))
+        for number, width in wide_lines(prose_lines(main_path(page.read_text(encoding="utf-8")))):
+            print("    line %d: %d characters" % (number, width))
         failing += bool(problems)
     if failing:
         print("lesson_length: %d page(s) too long before '## Going deeper' (at most %d lines, %d words, "
