@@ -205,10 +205,10 @@ int main(int argc, char** argv) {
       CUDA_CHECK(cudaEventRecord(gpu.piece_ready[p], gpu.compute));
       CUDA_CHECK(cudaStreamWaitEvent(gpu.copy, gpu.piece_ready[p], 0));
       mark(gpu, gpu.copy, "copy", tutorial::format("send %d", p));
-      for (const Gpu& peer : g)
-        if (peer.id != gpu.id)
-          CUDA_CHECK(cudaMemcpyPeerAsync(peer.c.data() + cols.first * m, peer.id, gpu.c.data() + cols.first * m,
-                                         gpu.id, cols.count * m * sizeof(bf16), gpu.copy));
+      for (const Gpu& peer : g)  // unified addressing: the pointers say which GPUs (and, unlike
+        if (peer.id != gpu.id)    // cudaMemcpyPeerAsync, cudaMemcpyAsync can be captured in a graph)
+          CUDA_CHECK(cudaMemcpyAsync(peer.c.data() + cols.first * m, gpu.c.data() + cols.first * m,
+                                     cols.count * m * sizeof(bf16), cudaMemcpyDeviceToDevice, gpu.copy));
       // [/excerpt:piece]
       end_mark(gpu.copy);
     }
