@@ -29,6 +29,7 @@ namespace allreduce {
 constexpr int kMaxGpus = 8;
 constexpr int kMaxBlocks = 256;
 constexpr int kThreads = 512;
+static_assert(kThreads >= kMaxBlocks, "count_call: one block's threads cover every slot");
 
 /// kReduceScatter is two-stage's first half alone: GPU g ends with slice g of the sum in out[g]
 /// (slice_of() says where), for an all-gather done otherwise (PeerAllReduce: by the copy engines).
@@ -69,7 +70,7 @@ inline const char* step_name(int step) {
 /// The head of each GPU's workspace. The GPU itself counts its calls (in device memory, so a
 /// CUDA graph can replay launches); its peers write the barrier flags.
 struct Control {
-  /// calls[algorithm][b]: calls finished, as block b counts them; every slot moves in step (see end_call).
+  /// calls[algorithm][b]: calls so far, as block b counts them; every slot moves in step (see count_call).
   unsigned calls[kAlgorithms][kMaxBlocks];
   int timed_out;                   // a block of this GPU gave up; the communicator is dead
   unsigned overtakes;              // barrier waits that found a peer already a call ahead
@@ -139,17 +140,18 @@ inline Algorithm pick(size_t bytes) {
 
 __device__ inline Control* control(void* workspace) { return static_cast<Control*>(workspace); }
 
-/// The running call's number: calls finished so far, plus one. Each block reads its own slot, so no
-/// block waits for another and no atomic is needed; end_call keeps every slot equal.
+/// The running call's number: calls so far, plus one. Each block reads its own slot, so no block
+/// waits for another and no atomic is needed; count_call() keeps every slot equal.
 __device__ inline unsigned begin_call(const Control* me, Algorithm algorithm) {
   return *reinterpret_cast<const volatile unsigned*>(&me->calls[int(algorithm)][blockIdx.x]) + 1;
 }
-/// Block b writes the epoch into slot b and into the slots of blocks this grid does not have (b + grid,
-/// b + 2 grid, ...), so a later call with more blocks finds every slot at the same count. Only block b
-/// touches those slots in this call, and the next kernel on the stream starts after this one ends.
-__device__ inline void end_call(Control* me, Algorithm algorithm, unsigned epoch) {
-  if (threadIdx.x == 0)
-    for (unsigned b = blockIdx.x; b < kMaxBlocks; b += gridDim.x) me->calls[int(algorithm)][b] = epoch;
+/// Once every thread of the block has read the epoch: block b writes it into slot b and into the slots
+/// of blocks this grid does not have (b + grid, b + 2 grid, ...; one per thread), so a later call with
+/// more blocks finds every slot at the same count. Only block b touches those slots in this call, and
+/// the next kernel on the stream starts after this one ends.
+__device__ inline void count_call(Control* me, Algorithm algorithm, unsigned epoch) {
+  const unsigned b = blockIdx.x + threadIdx.x * gridDim.x;
+  if (b < kMaxBlocks) me->calls[int(algorithm)][b] = epoch;
 }
 
 /// The first block of this GPU to give up fills in *timeout (plain stores, then `happened`
@@ -384,11 +386,11 @@ __global__ void __launch_bounds__(kThreads) all_reduce(Peers peers, Call call) {
   // One block-wide vote: every thread has read the epoch before any can end the call and write the
   // next one, and all agree whether a wait gave up earlier (then do nothing, never wait).
   if (__syncthreads_or(*reinterpret_cast<const volatile int*>(&me->timed_out))) return;
+  count_call(me, kAlgorithm, epoch);
   if (kAlgorithm == Algorithm::kOneShot) one_shot_body<kGpus>(peers, call, epoch);
   else if (kAlgorithm == Algorithm::kTwoStage) two_stage_body<kGpus>(peers, call, epoch);
   else if (kAlgorithm == Algorithm::kReduceScatter) two_stage_body<kGpus, kAlgorithm>(peers, call, epoch);
   else one_shot_ll_body<kGpus>(peers, call, epoch);
-  end_call(me, kAlgorithm, epoch);
 }
 
 // ---------------------------------------------------------------------------------------------
