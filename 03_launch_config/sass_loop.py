@@ -2,10 +2,11 @@
 """Checks what chapter 03's README says about the grid-stride loop's machine code.
 
 The README's Little's-law argument ("Bandwidth at 2^28 elements") rests on one fact of the
-compiler: in add_grid_stride's loop, each trip is two loads (LDG), one add (FADD) and one store
-(STG), and the next trip's loads come after this trip's store, so a thread has at most its two
-4-byte loads in flight. This script reads the loop from the build's sm_90 machine code with
-`cuobjdump -sass` and prints it; --check fails if the fact no longer holds.
+compiler: in add_grid_stride's loop, each element is two loads (LDG), one add (FADD) and one
+store (STG), and the next element's loads come after this element's store (z might overlap x or
+y), so a thread has at most its two 4-byte loads in flight. An unrolled loop keeps the fact if
+its loads never run ahead of its stores. This script reads the loop from the build's sm_90
+machine code with `cuobjdump -sass` and prints it; --check fails if the fact no longer holds.
 
     sass_loop.py BINARY [--cuobjdump PATH] [--check]   # CTest: 03_launch_config.sass_loop
     sass_loop.py BINARY --kernel MANGLED --check        # another kernel's loop: it can fail
@@ -66,15 +67,20 @@ def main():
     loop = main_loop(kernel_sass(args.binary, cuobjdump, args.kernel))
     opcodes = [opcode.split(".")[0] for _, opcode, _ in loop]
     counts = {op: opcodes.count(op) for op in ("LDG", "FADD", "STG")}
-    store = opcodes.index("STG") if "STG" in opcodes else -1
-    loads_after_store = [i for i, op in enumerate(opcodes) if op == "LDG" and i > store]
+    # Loads never ahead of stores: before the k-th store (k = 0, 1, ...) at most 2 (k + 1) loads.
+    stores_seen, loads_seen, ahead = 0, 0, False
+    for op in opcodes:
+        loads_seen += op == "LDG"
+        stores_seen += op == "STG"
+        ahead |= loads_seen > 2 * (stores_seen + 1)
     print(f"{args.kernel}, {ARCH}: a loop of {len(loop)} instructions, "
-          f"{counts['LDG']} LDG, {counts['FADD']} FADD, {counts['STG']} STG per trip")
+          f"{counts['LDG']} LDG, {counts['FADD']} FADD, {counts['STG']} STG a trip")
     for address, opcode, operands in loop:
         print(f"  /*{address:04x}*/ {opcode} {operands}")
-    holds = counts == {"LDG": 2, "FADD": 1, "STG": 1} and store >= 0 and not loads_after_store
+    holds = (counts["STG"] >= 1 and counts["LDG"] == 2 * counts["STG"] and counts["FADD"] == counts["STG"]
+             and not ahead)
     print("sass_loop: the README's fact " + ("holds" if holds else "does NOT hold") +
-          ": two 4-byte loads, an add and a store per trip, the next trip's loads after the store")
+          ": two 4-byte loads, an add and a store an element, the next element's loads after the store")
     return 1 if args.check and not holds else 0
 
 
