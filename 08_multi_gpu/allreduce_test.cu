@@ -206,6 +206,8 @@ int main(int argc, char** argv) {
                                          "waiting GPU, in-place calls, and many calls at random sizes.");
   cli.add_int("calls", "stress calls (0: no stress run)", 100000, 0, 10000000);
   cli.add_int("seed", "random seed for the stress run", 8, 0, 1LL << 31);
+  cli.add_int("max-floats", "largest message of the in-place and stress runs (small for compute-sanitizer)",
+              2 * allreduce::kOneShotMaxFloats, 65539, 2 * allreduce::kOneShotMaxFloats);
   cli.add_string("misuse", "make a call the kernels must refuse", "", {"", "gpus", "misaligned", "too-large"});
   cli.parse_or_exit(argc, argv);
 
@@ -213,7 +215,7 @@ int main(int argc, char** argv) {
   const int gpus = multi_gpu::require_gpus();
   tutorial::Verifier verifier;
   multi_gpu::enable_all_peers(gpus, &verifier);
-  Gpus g(gpus, 2 * allreduce::kOneShotMaxFloats);  // two-stage's stress sizes go past one-shot's largest
+  Gpus g(gpus, size_t(cli.get_int("max-floats")));  // by default past one-shot's largest, for two-stage
   if (!cli.get_string("misuse").empty()) misuse(g, cli.get_string("misuse"));
 
   test_overtake(g, verifier);
