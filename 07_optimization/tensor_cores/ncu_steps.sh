@@ -4,8 +4,9 @@
 # kernel keeps the tensor pipe, how much of DRAM's and L2's bandwidth it uses, and where its warps
 # wait (the stall reason with the most cycles per issued instruction).
 #
-# Usage: 07_optimization/tensor_cores/ncu_steps.sh <path to the 07_tensor_cores program>
-#        Prints two Markdown tables, then the raw CSV.
+# Usage: 07_optimization/tensor_cores/ncu_steps.sh <path to the 07_tensor_cores program> [MxNxK...]
+#        Prints three Markdown tables, then the raw CSV. The shapes (default: the race's four)
+#        are those of the third table, steps 6 and 7 and cuBLAS at each.
 #
 # The program runs with --check-only: the mma.sync ceiling kernel runs first, then the exact
 # check at full size launches cuBLAS (the reference above 2^30 multiply-adds) and each step once,
@@ -17,6 +18,15 @@
 # kernel launch, which scripts/ncu_csv.py reads (no parsing of ncu's text layout).
 set -u
 program=${1:-}
+shift
+shapes=("$@")
+[ ${#shapes[@]} -gt 0 ] || shapes=(4096x4096x4096 6144x6144x6144 8192x8192x8192 8192x14336x8192)
+for shape in "${shapes[@]}"; do
+  if ! [[ $shape =~ ^[0-9]+x[0-9]+x[0-9]+$ ]]; then
+    echo "usage: $0 <path to the 07_tensor_cores program> [MxNxK...]: '$shape' is not MxNxK" >&2
+    exit 2
+  fi
+done
 if [ -z "$program" ] || [ ! -x "$program" ]; then
   echo "usage: $0 <path to the 07_tensor_cores program>" >&2
   exit 2
@@ -144,8 +154,8 @@ for reason in $stalls; do
   shape_metrics+=,smsp__average_warps_issue_stalled_${reason}_per_issue_active.ratio
 done
 : >"$work/shapes.csv"
-for shape in "4096 4096 4096" "6144 6144 6144" "8192 8192 8192" "8192 14336 8192"; do
-  read -r m n k <<<"$shape"
+for shape in "${shapes[@]}"; do
+  IFS=x read -r m n k <<<"$shape"
   run_or_skip --quiet ncu_shapes ncu --clock-control none --metrics "$shape_metrics" \
     -k 'regex:^tc_(persistent|clusters)|nvjet|gemm|xmma|cutlass' -c 3 \
     -o "$work/shape_$m-$n-$k" "$program" --m "$m" --n "$n" --k "$k" --check-only
