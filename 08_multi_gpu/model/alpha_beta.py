@@ -158,6 +158,7 @@ def main(argv=None):
     parser.add_argument("record", nargs="?", default=str(default), help="08_allreduce's record (default: %(default)s)")
     parser.add_argument("--protocols", help="08_nccl_protocols' record: one fit per forced algorithm and protocol")
     parser.add_argument("--network", help="08_nccl_network's record: NCCL over sockets, the network's alpha and beta")
+    parser.add_argument("--torch", help="08_torch_allreduce's record: PyTorch's one-shot in CUDA graphs, against ours")
     args = parser.parse_args(argv)
     if not Path(args.record).exists():
         print("No recorded run of 08_allreduce at %s: nothing to fit. Skipping (exit code 77)." % args.record,
@@ -184,6 +185,7 @@ def main(argv=None):
                "hosts2_1GiB_ms": round(two_hosts(8, 1 << 30, f) * 1e3, 2)}
     goals = protocols_section(args.protocols, figures)
     network_section(args.network, f, figures)
+    goals += torch_section(args.torch, args.record, figures)
     print("\nSUMMARY " + json.dumps({"program": "08_model", "checks": 1, "failed": 0 if ok else 1, "exact": 0,
                                      "goals": goals, "figures": figures}, separators=(",", ":")))
     return 0 if ok else 1
@@ -211,6 +213,37 @@ def protocols_section(record, figures):
     for g in goals:
         print("Goal: %s >= 90%%: %.1f%%, %s" % (g["goal"], g["value"], "met" if g["met"] else "NOT met"))
     return goals
+
+
+TORCH_LIMIT = 1 << 20  # the goal covers every size up to this
+
+
+def torch_section(torch_record, ours_record, figures):
+    """Ours (08_allreduce's mine_graph_us_<size>) against PyTorch's one_shot_all_reduce
+    (08_torch_allreduce's symm_one_shot_graph_us_<size>), both in CUDA graphs, up to 1 MiB. Two
+    programs, so two runs of the same GPU check, not one: said beside the goal."""
+    if not torch_record or not Path(torch_record).exists():
+        print("\nNo record of 08_torch_allreduce%s: no comparison with PyTorch's one-shot."
+              % (" at " + torch_record if torch_record else ""))
+        return []
+    theirs = dict(measured_points(torch_record, "symm_one_shot_graph_us_")) if any(
+        k.startswith("symm_one_shot_graph_us_") for k in record_figures(torch_record)) else {}
+    ours = dict(measured_points(ours_record, "mine_graph_us_")) if any(
+        k.startswith("mine_graph_us_") for k in record_figures(ours_record)) else {}
+    sizes = sorted(s for s in theirs if s in ours and s <= TORCH_LIMIT)
+    if not sizes:
+        print("\nNo sizes up to 1 MiB with graph times from both ours and PyTorch's one-shot: no comparison.")
+        return []
+    print("\n### In CUDA graphs: ours against PyTorch's one_shot_all_reduce (two runs of one GPU check)\n")
+    print("| Size | ours | PyTorch one-shot | PyTorch / ours |")
+    print("|---|---|---|---|")
+    for s in sizes:
+        print("| %s | %.2f us | %.2f us | %.2fx |" % (label(s), ours[s] * 1e6, theirs[s] * 1e6, theirs[s] / ours[s]))
+    worst = min(theirs[s] / ours[s] for s in sizes)
+    figures["vs_torch_one_shot_worst"] = round(worst, 2)
+    goal = "in CUDA graphs, PyTorch's one-shot time over ours, worst size up to 1 MiB (two runs)"
+    print("\nGoal: %s >= 1x: %.2fx, %s" % (goal, worst, "met" if worst >= 1 else "NOT met"))
+    return [{"goal": goal, "value": round(worst, 3), "at_least": 1, "unit": "x", "met": worst >= 1}]
 
 
 def network_section(record, two_gpu_fit, figures):

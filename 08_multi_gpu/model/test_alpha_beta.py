@@ -122,6 +122,20 @@ class ProtocolTest(unittest.TestCase):
         self.assertAlmostEqual(summary["figures"]["net_alpha_us"], 45.0, places=3)
         self.assertAlmostEqual(summary["figures"]["net_beta_gbs"], 2.5, places=2)
 
+    def test_ours_against_pytorchs_one_shot(self):
+        ours = {"mine_graph_us_4KiB": 2.0, "mine_graph_us_1MiB": 9.0, "mine_graph_us_4MiB": 30.0,
+                "nccl_us_4KiB": 9.0, "nccl_us_1GiB": 3300.0}
+        torch = {"symm_one_shot_graph_us_4KiB": 3.0, "symm_one_shot_graph_us_1MiB": 8.0,
+                 "symm_one_shot_graph_us_4MiB": 10.0}
+        with tempfile.TemporaryDirectory() as folder:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                ab.main([self.write(folder, "a.json", ours), "--torch", self.write(folder, "t.json", torch)])
+        summary = json.loads(out.getvalue().splitlines()[-1][len("SUMMARY "):])
+        [goal] = summary["goals"]
+        self.assertAlmostEqual(goal["value"], 8.0 / 9.0, places=3)  # 4 MiB is past the goal's sizes
+        self.assertFalse(goal["met"])
+
     def test_missing_network_record_is_said(self):
         base = {"nccl_us_%dKiB" % (s >> 10): (10e-6 + s / 300e9) * 1e6 for s in SIZES}
         with tempfile.TemporaryDirectory() as folder:
