@@ -60,16 +60,19 @@ inline int hang_nccl(const mpi_job::Job& job, const ncclUniqueId& id, cudaStream
     if (called != ncclInProgress) NCCL_CHECK(called);
   };
   // [excerpt:poll]
-  // Waits for the stream without blocking in CUDA: true when done, false when the deadline passed.
+  // Waits without blocking: true when the call is done, false when the deadline passed. Until
+  // NCCL stops answering ncclInProgress the call may not be on the stream yet, which then looks idle.
   auto finished_by = [&](double deadline) {
     const auto start = Clock::now();
     for (;;) {
-      const cudaError_t query = cudaStreamQuery(stream);
-      if (query == cudaSuccess) return true;
-      if (query != cudaErrorNotReady) CUDA_CHECK(query);
       ncclResult_t async = ncclSuccess;
       NCCL_CHECK(ncclCommGetAsyncError(comm, &async));
       if (async != ncclSuccess && async != ncclInProgress) NCCL_CHECK(async);  // a peer or link failed
+      if (async == ncclSuccess) {
+        const cudaError_t query = cudaStreamQuery(stream);
+        if (query == cudaSuccess) return true;
+        if (query != cudaErrorNotReady) CUDA_CHECK(query);
+      }
       if (seconds_since(start) > deadline) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
