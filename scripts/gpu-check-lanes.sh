@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The full GPU check on a machine of two or more GPUs, in two parts short enough for a lent
+# The full GPU check on a machine of two or more GPUs, in three parts short enough for a lent
 # machine's ten-minute calls. The one-GPU work runs in two lanes at once, each on a GPU of its
 # own, so no benchmark shares its GPU; chapter 08 (every GPU) then runs alone.
-#   part 1: build; GPU 1: every test and sanitizer run but chapter 08's;
-#                  GPU 0: the longest benchmarks (chapters 06 and 07)
-#   part 2: GPU 0: the other one-GPU benchmarks; then chapter 08's tests, sanitizer runs and
-#           benchmarks on every GPU; then the record (scripts/results.py), from both parts
-# Usage: scripts/gpu-check-lanes.sh 1|2 <results-dir> [archive]
+#   part 1: build
+#   part 2: GPU 1: every test and sanitizer run but chapter 08's;
+#           GPU 0: the longest benchmarks (chapters 06 and 07)
+#   part 3: GPU 0: the other one-GPU benchmarks; then chapter 08's tests, sanitizer runs and
+#           benchmarks on every GPU; then the record (scripts/results.py), from every part
+# Usage: scripts/gpu-check-lanes.sh 1|2|3 <results-dir> [archive]
 # <results-dir> must lie outside a source tree that is copied afresh between the parts; it starts
 # as a copy of docs/results/. With [archive], the part ends by packing <results-dir> and the
 # check's logs into that .tar.gz (what a lent machine sends back).
@@ -14,8 +15,8 @@ set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 part=${1:-} results=${2:-} archive=${3:-}
-if [[ ! $part =~ ^[12]$ ]] || [ -z "$results" ]; then
-  sed -n '2,12p' "$0" >&2
+if [[ ! $part =~ ^[123]$ ]] || [ -z "$results" ]; then
+  sed -n '2,13p' "$0" >&2
   exit 2
 fi
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -31,7 +32,8 @@ fi
 
 failed=0
 if [ "$part" = 1 ]; then
-  "$check" --steps build "$results" || exit 1
+  "$check" --steps build "$results" || failed=1
+elif [ "$part" = 2 ]; then
   GPU_CHECK_DEVICE=1 CTEST_EXCLUDE=$multi "$check" --steps test,sanitize "$results" \
     >"$logs/lane-tests.txt" 2>&1 &
   tests=$!
