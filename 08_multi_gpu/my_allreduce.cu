@@ -66,13 +66,16 @@ class Graphs {
       CUDA_CHECK(cudaStreamBeginCapture(streams[d], cudaStreamCaptureModeThreadLocal));
     }
     calls();
+    std::vector<cudaGraph_t> graphs(gpus);
+    for (int d = 0; d < gpus; ++d) {  // every capture ends before any instantiation: while one
+      CUDA_CHECK(cudaSetDevice(d));   // stream of this thread captures, instantiating is refused
+      CUDA_CHECK(cudaStreamEndCapture(streams[d], &graphs[d]));
+    }
     execs_.resize(gpus);
     for (int d = 0; d < gpus; ++d) {
       CUDA_CHECK(cudaSetDevice(d));
-      cudaGraph_t graph = nullptr;
-      CUDA_CHECK(cudaStreamEndCapture(streams[d], &graph));
-      CUDA_CHECK(cudaGraphInstantiateWithFlags(&execs_[d], graph, 0));
-      CUDA_CHECK(cudaGraphDestroy(graph));
+      CUDA_CHECK(cudaGraphInstantiateWithFlags(&execs_[d], graphs[d], 0));
+      CUDA_CHECK(cudaGraphDestroy(graphs[d]));
     }
   }
   ~Graphs() {
