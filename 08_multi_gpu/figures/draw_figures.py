@@ -6,7 +6,7 @@
 
 - topology.svg: the GPUs of the record's machine and how they are joined, from what
   08_multi_gpu/topology.sh recorded (docs/results/data/08_topology.output.txt);
-- allreduce.svg: the one-shot and two-stage all-reduce on two GPUs (a drawing, no data);
+- allreduce.svg: the one-shot (and what LL changes) and two-stage all-reduce on two GPUs (a drawing);
 - timeline.svg: when each GEMM piece and each send ran on each GPU in the run whose time the table
   reports (the median run), from the event timestamps that 08_split_matmul --timeline wrote in the
   GPU check's benchmark run (docs/results/data/08_split_matmul_timeline.csv);
@@ -125,7 +125,7 @@ def draw_topology():
 
 
 def draw_allreduce():
-    fig = Svg(760, 250, "One-shot and two-stage all-reduce on two GPUs")
+    fig = Svg(760, 256, "One-shot and two-stage all-reduce on two GPUs")
     colors = ("#7aa6d8", "#f0a35e")
     rows = (40, 150)
     # One-shot: each GPU pushes its input into its own slot on both GPUs, then sums its slots.
@@ -142,6 +142,8 @@ def draw_allreduce():
     fig.line(150, 64, 295, 148, arrow=True, dash="4,3")   # GPU 0 -> slot 0 on GPU 1
     fig.line(150, 150, 295, 66, arrow=True, dash="4,3")   # GPU 1 -> slot 1 on GPU 0
     fig.text(200, 212, "dashed: a store across NVLink", 10, "middle")
+    fig.text(200, 230, "LL: each pair of values travels beside the call's epoch,", 10, "middle")
+    fig.text(200, 244, "so the receiver polls the data itself: no barrier", 10, "middle")
     # Two-stage: each GPU sums its half of both inputs, then copies the other half.
     x0 = 420
     fig.text(x0, 22, "two-stage: reduce-scatter, all-gather", 13, weight="bold")
