@@ -399,14 +399,15 @@ __global__ void __launch_bounds__(kThreads) all_reduce(Peers peers, Call call) {
 /// Blocks per call: enough for the work, at most one per SM, so that every block of a call is
 /// running at once (a block that waits for a peer's block must not keep it from being scheduled).
 /// A function of the call alone, so that every rank launches the same grid.
-inline int blocks_for(Algorithm algorithm, int gpus, size_t n) {
+inline int blocks_for(Algorithm algorithm, int gpus, size_t n, int max_blocks) {
   int device = 0, sms = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const size_t work = algorithm == Algorithm::kOneShotLL ? (n + 1) / 2
                       : algorithm == Algorithm::kOneShot ? n / 4
                                                          : (n / 4 + gpus - 1) / gpus;
-  return int(std::max<size_t>(1, std::min<size_t>({(work + kThreads - 1) / kThreads, size_t(sms), size_t(kMaxBlocks)})));
+  const size_t cap = std::min<size_t>({size_t(sms), size_t(kMaxBlocks), max_blocks > 0 ? size_t(max_blocks) : SIZE_MAX});
+  return int(std::max<size_t>(1, std::min<size_t>((work + kThreads - 1) / kThreads, cap)));
 }
 
 [[noreturn]] inline void refuse(const std::string& why, int code = tutorial::kExitUsage) {
@@ -431,10 +432,13 @@ void launch_for(Algorithm algorithm, const Peers& peers, const Call& call, int b
 /// be that GPU). Every rank makes the same sequence of calls (same algorithm and n); the epoch
 /// lives in device memory, so a CUDA graph can capture and replay launches. In place (in == out)
 /// is allowed. Refuses (message, exit 2) what the kernels cannot do; refuses (exit 1) to run
-/// after a wait gave up. pause_ns is for tests only: this rank's waiting threads sleep that long
+/// after a wait gave up. max_blocks > 0 caps the blocks per call (an experiment: fewer SMs for large
+/// messages, as NCCL's 24 channels; every rank must pass the same). pause_ns is for tests only: this
+/// rank's waiting threads sleep that long
 /// between their own flag store and their first load (the window where a peer can overtake).
 inline void launch(Algorithm algorithm, const Peers& peers, int rank, int gpus, size_t n, cudaStream_t stream,
-                   Timeout* timeout, unsigned long long timeout_ns, unsigned long long pause_ns = 0) {
+                   Timeout* timeout, unsigned long long timeout_ns, unsigned long long pause_ns = 0,
+                   int max_blocks = 0) {
   if (gpus < 2 || gpus > kMaxGpus)
     refuse(tutorial::format("built for 2 to %d GPUs, asked for %d", kMaxGpus, gpus));
   if (rank < 0 || rank >= gpus) refuse(tutorial::format("rank %d is not one of the %d GPUs", rank, gpus));
@@ -451,7 +455,7 @@ inline void launch(Algorithm algorithm, const Peers& peers, int rank, int gpus, 
            tutorial::kExitFailure);
   if (n == 0) return;
   const Call call{rank, n, timeout, timeout_ns, pause_ns};
-  const int blocks = blocks_for(algorithm, gpus, n);
+  const int blocks = blocks_for(algorithm, gpus, n, max_blocks);
   switch (gpus) {  // the GPU count is a template argument: the loops over peers unroll
     case 2: return launch_for<2>(algorithm, peers, call, blocks, stream);
     case 3: return launch_for<3>(algorithm, peers, call, blocks, stream);
@@ -514,7 +518,8 @@ class PeerAllReduce {
     }
     for (int d = 0; d < (only_gpus < 0 ? gpus_ : only_gpus); ++d) {
       CUDA_CHECK(cudaSetDevice(d));
-      launch(algorithm, peers, d, gpus_, n, streams[d], &timeouts_[d], timeout_ns_, d == pause_gpu ? pause_ns : 0);
+      launch(algorithm, peers, d, gpus_, n, streams[d], &timeouts_[d], timeout_ns_, d == pause_gpu ? pause_ns : 0,
+             max_blocks_);
     }
   }
 
@@ -560,6 +565,8 @@ class PeerAllReduce {
     return ok;
   }
   const Timeout& timeout(int gpu) const { return timeouts_[gpu]; }
+  /// Caps the blocks of every later call (0: one per SM); see launch().
+  void set_max_blocks(int blocks) { max_blocks_ = blocks; }
   /// How many of \p gpu's barrier waits found a peer already a call ahead (tests read it).
   unsigned overtakes(int gpu) const {
     Control control{};
@@ -573,6 +580,7 @@ class PeerAllReduce {
   void* workspace_[kMaxGpus] = {};
   cudaEvent_t scattered_[kMaxGpus] = {}, gathered_[kMaxGpus] = {};  // run_copy_engine_gather's
   Timeout* timeouts_ = nullptr;
+  int max_blocks_ = 0;
 };
 
 }  // namespace allreduce

@@ -108,6 +108,7 @@ int main(int argc, char** argv) {
   cli.add_int("graph-calls", "calls captured per CUDA graph", 100, 1, 1000);
   cli.add_int("graph-max-bytes", "largest message timed in CUDA graphs (graphs matter for small ones)", 4 << 20, 4,
               1LL << 32);
+  cli.add_int("max-blocks", "at most this many blocks per call of ours (0: one per SM)", 0, 0, 1024);
   cli.add_flag("check-only", "verify every size, time nothing");
   cli.add_flag("no-nccl", "our kernels only (for compute-sanitizer)");
   cli.add_flag("nccl-only", "NCCL only, timed in CUDA graphs at every size (for the NCCL_ALGO/PROTO sweep)");
@@ -172,7 +173,10 @@ int main(int argc, char** argv) {
   }
 
   std::unique_ptr<allreduce::PeerAllReduce> mine;
-  if (ours) mine = std::make_unique<allreduce::PeerAllReduce>(gpus);
+  if (ours) {
+    mine = std::make_unique<allreduce::PeerAllReduce>(gpus);
+    mine->set_max_blocks(int(cli.get_int("max-blocks")));
+  }
   std::vector<ncclComm_t> comms(gpus);
   std::vector<void*> registered;  // ncclCommRegister's handles: comm d's are [2d] and [2d + 1]
   if (nccl) {
