@@ -452,7 +452,7 @@ int main(int argc, char** argv) {
         std::sort(runs.begin(), runs.end(), [&](size_t a, size_t b) { return ms[a] < ms[b]; });
         const size_t run = runs[runs.size() / 2];
         const RunRecord& rec = v.round_records[round][run];
-        const char* label = v.schedule == 0 ? "compute then send" : "shrinking pieces, sent while computing";
+        const char* label = v.schedule == 0 ? "compute then send" : "shrinking pieces sent while computing";
         csv << label << ",0,run,whole run (the table's time),0," << ms[run] << '\n';
         std::vector<double> gemm_ms(gpus, 0.0);
         for (const Span& s : rec.spans) {
