@@ -3,10 +3,10 @@
 # machine's ten-minute calls. The one-GPU work runs in two lanes at once, each on a GPU of its
 # own, so no benchmark shares its GPU; chapter 08 (every GPU) then runs alone.
 #   part 1: build
-#   part 2: GPU 1: every test and sanitizer run but chapter 08's;
-#           GPU 0: the longest benchmarks (chapters 06 and 07)
-#   part 3: GPU 0: the other one-GPU benchmarks; then chapter 08's tests, sanitizer runs and
-#           benchmarks on every GPU; then the record (scripts/results.py), from every part
+#   part 2: GPU 1: every test and sanitizer run but chapter 08's, then chapter 06's benchmarks;
+#           GPU 0: chapter 07's benchmarks (the longest), then the other one-GPU benchmarks
+#   part 3: chapter 08's tests, sanitizer runs and benchmarks on every GPU; then the record
+#           (scripts/results.py), from every part
 # Usage: scripts/gpu-check-lanes.sh 1|2|3 <results-dir> [archive]
 # <results-dir> must lie outside a source tree that is copied afresh between the parts; it starts
 # as a copy of docs/results/. With [archive], the part ends by packing <results-dir> and the
@@ -23,7 +23,6 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 check=$root/scripts/gpu-check.sh
 logs=${BUILD_DIR:-$root/build-gpu}/gpu-check-logs
 multi='^08_'      # chapter 08: needs every GPU
-long='^0[67]_'    # the benchmarks of chapters 06 and 07 take most of the benchmark time
 if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')" -lt 2 ]; then
   echo "gpu-check-lanes: needs two GPUs; use scripts/gpu-check.sh on a machine of one"
   exit 77
@@ -34,16 +33,19 @@ failed=0
 if [ "$part" = 1 ]; then
   "$check" --steps build "$results" || failed=1
 elif [ "$part" = 2 ]; then
-  GPU_CHECK_DEVICE=1 CTEST_EXCLUDE=$multi "$check" --steps test,sanitize "$results" \
-    >"$logs/lane-tests.txt" 2>&1 &
-  tests=$!
-  GPU_CHECK_DEVICE=0 GPU_CHECK_PART=long CTEST_REGEX=$long "$check" --steps benchmark "$results" ||
+  # Two lanes of about the same length, each on a GPU of its own.
+  (lane=0
+   GPU_CHECK_DEVICE=1 CTEST_EXCLUDE=$multi "$check" --steps test,sanitize "$results" || lane=1
+   GPU_CHECK_DEVICE=1 GPU_CHECK_PART=ch06 CTEST_REGEX='^06_' "$check" --steps benchmark "$results" || lane=1
+   exit $lane) >"$logs/lane-gpu1.txt" 2>&1 &
+  lane1=$!
+  GPU_CHECK_DEVICE=0 GPU_CHECK_PART=ch07 CTEST_REGEX='^07_' "$check" --steps benchmark "$results" ||
     failed=1
-  wait $tests || failed=1
-  cat "$logs/lane-tests.txt"
-else
-  GPU_CHECK_DEVICE=0 GPU_CHECK_PART=short CTEST_EXCLUDE="$multi|$long" \
+  GPU_CHECK_DEVICE=0 GPU_CHECK_PART=short CTEST_EXCLUDE="$multi|^0[67]_" \
     "$check" --steps benchmark "$results" || failed=1
+  wait $lane1 || failed=1
+  cat "$logs/lane-gpu1.txt"
+else
   GPU_CHECK_PART=multi CTEST_REGEX=$multi "$check" --steps test,sanitize,benchmark "$results" ||
     failed=1
   "$check" --steps record "$results" || failed=1
