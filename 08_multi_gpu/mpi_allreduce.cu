@@ -233,12 +233,11 @@ int main(int argc, char** argv) {
     methods.push_back({"NCCL", [&](size_t n) {
       NCCL_CHECK(ncclAllReduce(in, out, n, ncclFloat, ncclSum, comm, stream));  // this rank's part only
     }, SIZE_MAX, -1});
-  if (ipc)
-    for (int a = 0; a < allreduce::kAlgorithms; ++a) {
-      const auto algorithm = allreduce::Algorithm(a);
+  if (ipc)  // our all-reduces (allreduce.cuh's reduce-scatter alone is not one)
+    for (allreduce::Algorithm algorithm :
+         {allreduce::Algorithm::kOneShotLL, allreduce::Algorithm::kOneShot, allreduce::Algorithm::kTwoStage})
       methods.push_back({allreduce::name(algorithm), [&, algorithm](size_t n) { mine->run(algorithm, n, stream); },
-                         allreduce::max_floats(algorithm, job.world), a});
-    }
+                         allreduce::max_floats(algorithm, job.world), int(algorithm)});
   auto finish_and_check = [&] {
     CUDA_CHECK(cudaStreamSynchronize(stream));
     if (mine && mpi_job::min_over_ranks(!mine->timed_out()) == 0) {
