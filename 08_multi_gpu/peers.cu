@@ -381,9 +381,10 @@ int main(int argc, char** argv) {
     verifier.figure("memcpy_peer_both_ways_gbs", std::round(both_gbs));
     verifier.figure("tiny_copy_us", std::round(tiny.median_ms * 1e4) / 10);
     if (nvlink18) verifier.figure("memcpy_peer_pct_of_nvlink", std::round(1000 * engine[0] / kNvlinkPerDirectionGBs) / 10);
-    verifier.figure("best_kernel_pct_of_memcpy_peer", std::round(1000 * best[0] / engine[0]) / 10);  // pulling
+    // Two decimals: at 94.99% the goal of 95% is missed, which one decimal would hide.
+    verifier.figure("best_kernel_pct_of_memcpy_peer", std::round(10000 * best[0] / engine[0]) / 100);  // pulling
     verifier.figure("memcpy_peer_push_gbs", std::round(engine[1]));
-    verifier.figure("best_push_pct_of_engine", std::round(1000 * best[1] / engine[1]) / 10);
+    verifier.figure("best_push_pct_of_engine", std::round(10000 * best[1] / engine[1]) / 100);
     verifier.goal("best kernel pulling, share of the copy engine pulling", 100 * best[0] / engine[0], 95, "%");
     verifier.goal("best kernel pushing, share of the copy engine pushing", 100 * best[1] / engine[1], 95, "%");
   }
