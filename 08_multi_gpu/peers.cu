@@ -361,7 +361,7 @@ int main(int argc, char** argv) {
       table.add_row({way.name(), tutorial::format_time(t.median_ms), tutorial::format("%.0f", gbs),
                      tutorial::format("%.0f-%.0f", tutorial::gigabytes_per_second(double(bytes), t.max_ms),
                                       tutorial::gigabytes_per_second(double(bytes), t.min_ms)),
-                     tutorial::format("%.1f%%", 100 * gbs / engine[way.driver]),
+                     tutorial::format("%.2f%%", 100 * gbs / engine[way.driver]),
                      nvlink18 ? tutorial::format("%.1f%%", 100 * gbs / kNvlinkPerDirectionGBs) : "n/a"});
       verifier.figure(way.key(), std::round(gbs));
     }
