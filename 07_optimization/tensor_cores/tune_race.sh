@@ -27,7 +27,7 @@ done
 
 if [ "${FULL:-1}" != 0 ]; then
   start=$SECONDS
-  timeout 200 "$base" >"$out/race-full-$(basename "$base").txt" 2>&1
+  timeout 300 "$base" >"$out/race-full-$(basename "$base").txt" 2>&1
   echo "full race $(basename "$base"): exit $?, $((SECONDS - start)) s"
 fi
 for shape in ${SHAPES:-8192x14336x8192}; do
