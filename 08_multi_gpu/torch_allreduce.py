@@ -10,6 +10,9 @@ checks the all-reduce exactly at every size, then times it as 08_mpi_allreduce d
 back-to-back calls between CUDA events, started together behind a sleeping kernel while the host
 queues them. The time of one call with a synchronize after it (the host's work included) is
 printed beside it. Rank 0 prints the table and the SUMMARY line.
+--symm-mem: instead, PyTorch's own one-shot all-reduce over symmetric memory
+(torch.ops.symm_mem.one_shot_all_reduce, multicast off), checked exactly and timed per call in a
+CUDA graph from 4 KiB to 1 MiB, for comparison with 08_allreduce's kernels in graphs.
 --require-gpus N (no torchrun): exit 0 if this machine has N GPUs for PyTorch, else 77 and why.
 """
 import argparse
@@ -17,6 +20,7 @@ import json
 import os
 import statistics
 import sys
+import threading
 
 # NVLink multicast stays off, here and in every child (they inherit the environment).
 os.environ["NCCL_NVLS_ENABLE"] = "0"
@@ -26,6 +30,9 @@ os.environ["NVSHMEM_DISABLE_NVLS"] = "1"
 SIZES = [4 << 10, 256 << 10, 1 << 20, 16 << 20, 64 << 20]  # bytes, timed
 ODD = [1, 7, 1000003]  # floats, checked exactly too
 GATE_CYCLES = 20_000_000  # ~10 ms at 2 GHz: longer than the host needs to queue a batch
+SYMM_SIZES = [4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20]  # bytes, --symm-mem
+GRAPH_CALLS = 100  # calls captured in one CUDA graph: launch gaps out of the time
+WATCHDOG_S = 120  # a rank that waits longer than this for the other ends the job (torchrun stops the rest)
 
 
 def label(size):
@@ -75,6 +82,8 @@ def run(args):
     rank, world, local = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), int(os.environ["LOCAL_RANK"])
     torch.cuda.set_device(local)
     dist.init_process_group("nccl", device_id=torch.device("cuda", local))  # env://, from torchrun
+    if args.symm_mem:
+        return run_symm_mem(torch, dist, rank, world, args)
     errors = []
     for n in [s // 4 for s in SIZES] + ODD:
         y = exact_input(torch, rank, n)
@@ -95,6 +104,68 @@ def run(args):
     return 0 if all(e == 0 for e in worst.tolist()) else 1  # every rank knows every rank's errors
 
 
+def run_symm_mem(torch, dist, rank, world, args):
+    """PyTorch's one-shot all-reduce over symmetric memory, exact, then per call in a CUDA graph."""
+    import torch.distributed._symmetric_memory as symm_mem
+    watchdog = threading.Timer(WATCHDOG_S, lambda: os._exit(3))  # never hang: this is the bounded wait
+    watchdog.daemon = True
+    watchdog.start()
+    group = dist.group.WORLD
+    errors, rows = [], []
+    for size in SYMM_SIZES:
+        n = size // 4
+        x = symm_mem.empty(n, device="cuda", dtype=torch.float32)
+        symm_mem.rendezvous(x, group)  # every rank maps every other rank's buffer
+        x.copy_(exact_input(torch, rank, n))
+        out = torch.full_like(x, float("nan"))  # poisoned
+        torch.cuda.synchronize()
+        dist.barrier(device_ids=[torch.cuda.current_device()])
+        torch.ops.symm_mem.one_shot_all_reduce_out(x, "sum", group.group_name, out)
+        expected = sum(exact_input(torch, r, n) for r in range(world))
+        errors.append((n, (out - expected).abs().max().item()))
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(GRAPH_CALLS):
+                torch.ops.symm_mem.one_shot_all_reduce_out(x, "sum", group.group_name, out)
+        graph.replay()  # warm-up
+        torch.cuda.synchronize()
+        per_call = []
+        for _ in range(args.rounds):
+            dist.barrier(device_ids=[torch.cuda.current_device()])
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            graph.replay()
+            stop.record()
+            stop.synchronize()
+            per_call.append(start.elapsed_time(stop) / GRAPH_CALLS)
+        rows.append((size, statistics.median(per_call), min(per_call), max(per_call)))
+    worst = torch.tensor([e for _, e in errors], device="cuda")
+    dist.all_reduce(worst, op=dist.ReduceOp.MAX)
+    if rank == 0:
+        print("\n### PyTorch's one-shot all-reduce (symmetric memory), %d processes, %d calls in a CUDA graph "
+              "(median of %d graphs, rank 0's clock)\n" % (world, GRAPH_CALLS, args.rounds))
+        print("| Size | Per call | Spread |\n|---|---|---|")
+        figures = {"gpus": world}
+        for size, ms, low, high in rows:
+            print("| %s | %.2f us | %.0f%% |" % (label(size), ms * 1e3, 100 * (high - low) / ms))
+            figures["symm_one_shot_graph_us_" + label(size)] = round(ms * 1e3, 2)
+        print_checks_and_summary([(n, e) for (n, _), e in zip(errors, worst.tolist())], figures)
+    dist.destroy_process_group()
+    watchdog.cancel()
+    return 0 if all(e == 0 for e in worst.tolist()) else 1
+
+
+def print_checks_and_summary(errors, figures):
+    print()
+    failed = 0
+    for n, error in errors:
+        print("Max error: %g  (all-reduce of %d floats, every rank)" % (error, n))
+        failed += error != 0
+    print("\nSUMMARY " + json.dumps({"program": "08_torch_allreduce", "checks": len(errors), "failed": failed,
+                                      "exact": len(errors), "goals": [], "figures": figures}, separators=(",", ":")))
+    sys.stdout.flush()
+
+
 def report(world, args, rows, errors):
     print("\n### torch.distributed all-reduce, %d processes (median of %d batches of %d runs, rank 0's clock)\n"
           % (world, args.rounds, args.runs))
@@ -108,14 +179,7 @@ def report(world, args, rows, errors):
                                                            per_call * 1e3))
         figures["nccl_us_" + label(size)] = round(ms * 1e3, 1)
         figures["per_call_us_" + label(size)] = round(per_call * 1e3, 1)
-    print()
-    failed = 0
-    for n, error in errors:
-        print("Max error: %g  (all-reduce of %d floats, every rank)" % (error, n))
-        failed += error != 0
-    print("\nSUMMARY " + json.dumps({"program": "08_torch_allreduce", "checks": len(errors), "failed": failed,
-                                      "exact": len(errors), "goals": [], "figures": figures}, separators=(",", ":")))
-    sys.stdout.flush()
+    print_checks_and_summary(errors, figures)
 
 
 def gpus_for_pytorch():
@@ -133,6 +197,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20, help="timed runs per batch (default 20)")
     parser.add_argument("--rounds", type=int, default=3, help="batches per size (default 3)")
+    parser.add_argument("--symm-mem", action="store_true",
+                        help="PyTorch's one-shot all-reduce over symmetric memory, in CUDA graphs, instead")
     parser.add_argument("--require-gpus", type=int, metavar="N", help="only check that N GPUs are usable")
     args = parser.parse_args()
     if args.runs < 1 or args.rounds < 1:
