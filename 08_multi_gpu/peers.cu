@@ -106,14 +106,19 @@ __global__ void tma_copy_kernel(const char* src, char* dst, size_t bytes, unsign
 }
 // [/excerpt:tma-kernel]
 
-/// Whether this build has the bulk-copy kernel's body for the current GPU (PTX of sm_90 or later).
+/// Whether this build has the bulk-copy kernel's body for the current GPU: CUDA 12 or later, and
+/// code made from PTX of sm_90 or later (a JIT of older PTX would run the empty kernel).
 bool tma_copy_compiled() {
+#if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ >= 12
   cudaFuncAttributes attr{};
   CUDA_CHECK(cudaFuncGetAttributes(&attr, tma_copy_kernel));
   int device = 0, major = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   return major >= 9 && attr.ptxVersion >= 90;
+#else
+  return false;
+#endif
 }
 
 /// One way to copy: who drives it, with what, and the kernel's shape.
