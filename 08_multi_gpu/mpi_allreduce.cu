@@ -151,8 +151,8 @@ int main(int argc, char** argv) {
   }
   if (mpi_job::min_over_ranks(gpus >= job.local_world) == 0) {  // every rank skips, or none
     if (job.rank == 0)
-      std::fprintf(stderr, "One GPU per process is needed: %d processes on this host, %d usable GPUs. "
-                           "Skipping (exit code %d).\n", job.local_world, gpus, tutorial::kExitNoGpu);
+      std::fprintf(stderr, "No usable CUDA GPU for every process: %d processes on this host, %d GPUs (one each is "
+                           "needed). Skipping (exit code %d).\n", job.local_world, gpus, tutorial::kExitNoGpu);
     mpi_job::finish();
     return tutorial::kExitNoGpu;
   }
