@@ -45,6 +45,9 @@ inline const char* name(Algorithm algorithm) {
 /// The largest messages the one-shots take: each GPU keeps 2 x (GPUs) slots of their size.
 constexpr size_t kOneShotMaxFloats = (4 << 20) / sizeof(float);
 constexpr size_t kLLMaxFloats = (1 << 20) / sizeof(float);
+/// From here up, one process lets the copy engines do the all-gather (PeerAllReduce::run_picked):
+/// at 256 MiB and 1 GiB it beat our all-gather kernel on 2 x H200; at 16 MiB the events cost more.
+constexpr size_t kCopyEngineGatherBytes = size_t(256) << 20;
 
 /// Every GPU's buffers, as pointers valid on the launching GPU (its own, peer-mapped, or IPC-opened).
 struct Peers {
@@ -506,31 +509,18 @@ class PeerAllReduce {
   void run(Algorithm algorithm, const std::vector<float*>& in, const std::vector<float*>& out, size_t n,
            const std::vector<cudaStream_t>& streams, int only_gpus = -1, int pause_gpu = -1,
            unsigned long long pause_ns = 0) {
-    for (int d = 0; d < gpus_; ++d)
-      if (timeouts_[d].happened)
-        refuse("this communicator is dead: " + describe(timeouts_[d]) + " Refusing further calls.",
-               tutorial::kExitFailure);
-    Peers peers{};
-    for (int d = 0; d < gpus_; ++d) {
-      peers.in[d] = in[d];
-      peers.out[d] = out[d];
-      peers.workspace[d] = workspace_[d];
-    }
-    for (int d = 0; d < (only_gpus < 0 ? gpus_ : only_gpus); ++d) {
-      CUDA_CHECK(cudaSetDevice(d));
-      launch(algorithm, peers, d, gpus_, n, streams[d], &timeouts_[d], timeout_ns_, d == pause_gpu ? pause_ns : 0,
-             max_blocks_);
-    }
+    launch_all(algorithm, in, out, n, streams, only_gpus, pause_gpu, pause_ns, max_blocks_);
   }
 
   // [excerpt:copy-engine-gather]
-  /// Two-stage with the copy engines doing the all-gather: our kernel reduce-scatters, then each GPU's
-  /// copy engine pushes its finished slice into every peer's output. Events order the streams: a
-  /// GPU pushes into peer p once p has finished its own reduce-scatter (so p's earlier work on that
-  /// output is done too), and p's stream goes on only when every peer's push into it has landed.
+  /// Two-stage with the copy engines doing the all-gather: our kernel reduce-scatters (on 64 blocks,
+  /// which beat one per SM at 256 MiB and 1 GiB), then each GPU's copy engine pushes its finished
+  /// slice into every peer's output. Events order the streams: a GPU pushes into peer p once p has
+  /// finished its own reduce-scatter (so p's earlier work on that output is done too), and p's
+  /// stream goes on only when every peer's push into it has landed.
   void run_copy_engine_gather(const std::vector<float*>& in, const std::vector<float*>& out, size_t n,
                               const std::vector<cudaStream_t>& streams) {
-    run(Algorithm::kReduceScatter, in, out, n, streams);
+    launch_all(Algorithm::kReduceScatter, in, out, n, streams, -1, -1, 0, max_blocks_ ? max_blocks_ : 64);
     for (int d = 0; d < gpus_; ++d) {
       CUDA_CHECK(cudaSetDevice(d));
       CUDA_CHECK(cudaEventRecord(scattered_[d], streams[d]));
@@ -552,6 +542,14 @@ class PeerAllReduce {
     }
   }
   // [/excerpt:copy-engine-gather]
+
+  /// One process's pick by size: allreduce::pick(), except that from kCopyEngineGatherBytes up the
+  /// copy engines do the all-gather (run_copy_engine_gather).
+  void run_picked(const std::vector<float*>& in, const std::vector<float*>& out, size_t n,
+                  const std::vector<cudaStream_t>& streams) {
+    if (n * sizeof(float) >= kCopyEngineGatherBytes) run_copy_engine_gather(in, out, n, streams);
+    else run(pick(n * sizeof(float)), in, out, n, streams);
+  }
 
   /// After synchronizing: if a wait gave up, says which GPU, block and step (each GPU that gave
   /// up), and returns false.
@@ -575,6 +573,26 @@ class PeerAllReduce {
   }
 
  private:
+  void launch_all(Algorithm algorithm, const std::vector<float*>& in, const std::vector<float*>& out, size_t n,
+                  const std::vector<cudaStream_t>& streams, int only_gpus, int pause_gpu,
+                  unsigned long long pause_ns, int max_blocks) {
+    for (int d = 0; d < gpus_; ++d)
+      if (timeouts_[d].happened)
+        refuse("this communicator is dead: " + describe(timeouts_[d]) + " Refusing further calls.",
+               tutorial::kExitFailure);
+    Peers peers{};
+    for (int d = 0; d < gpus_; ++d) {
+      peers.in[d] = in[d];
+      peers.out[d] = out[d];
+      peers.workspace[d] = workspace_[d];
+    }
+    for (int d = 0; d < (only_gpus < 0 ? gpus_ : only_gpus); ++d) {
+      CUDA_CHECK(cudaSetDevice(d));
+      launch(algorithm, peers, d, gpus_, n, streams[d], &timeouts_[d], timeout_ns_, d == pause_gpu ? pause_ns : 0,
+             max_blocks);
+    }
+  }
+
   int gpus_;
   unsigned long long timeout_ns_;
   void* workspace_[kMaxGpus] = {};

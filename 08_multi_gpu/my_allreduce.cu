@@ -343,7 +343,7 @@ int main(int argc, char** argv) {
           samples[which].eager.insert(samples[which].eager.end(), t.begin(), t.end());
         }
         if (graphs[which]) {
-          const std::vector<double> t = timer.time([&] { graphs[which]->replay(); }, int(runs), 1);
+          const std::vector<double> t = timer.time([&] { graphs[which]->replay(); }, int(runs), 1, false);
           for (double ms : t) samples[which].graph.push_back(ms / calls);
         }
       }
@@ -357,13 +357,15 @@ int main(int argc, char** argv) {
       verifier.figure("nccl_graph_busbw_" + label, round1(busbw(t)));
       continue;
     }
-    const size_t picked = index_of(allreduce::pick(bytes));
+    // The pick by size (PeerAllReduce::run_picked): allreduce::pick's kernel, or the copy-engine gather.
+    const bool gather = bytes >= allreduce::kCopyEngineGatherBytes;
+    const size_t picked = gather ? index_named("two-stage, copy-engine gather") : index_of(allreduce::pick(bytes));
     const double t_nccl = median(samples[nccl_index].eager);
     const double t_reg = reg_index == SIZE_MAX ? INFINITY : median(samples[reg_index].eager);
     const double t_best_nccl = std::min(t_nccl, t_reg), t_pick = median(samples[picked].eager);
     std::vector<std::string> row = {label};
     for (const Samples& s : samples) row.push_back(s.eager.empty() ? "-" : tutorial::format_time(median(s.eager)));
-    row.insert(row.end(), {allreduce::name(allreduce::pick(bytes)), tutorial::format("%.2fx", t_best_nccl / t_pick),
+    row.insert(row.end(), {methods[picked].name, tutorial::format("%.2fx", t_best_nccl / t_pick),
                            tutorial::format("%.1f%%", spread_pct(samples[picked].eager)),
                            tutorial::format("%.1f", busbw(t_pick)), tutorial::format("%.1f", busbw(t_best_nccl))});
     eager_table.add_row(row);
