@@ -514,7 +514,7 @@ class PeerAllReduce {
 
   // [excerpt:copy-engine-gather]
   /// Two-stage with the copy engines doing the all-gather: our kernel reduce-scatters (on 64 blocks,
-  /// which beat one per SM at 256 MiB and 1 GiB), then each GPU's copy engine pushes its finished
+  /// the count measured; 24 ran at half the speed), then each GPU's copy engine pushes its finished
   /// slice into every peer's output. Events order the streams: a GPU pushes into peer p once p has
   /// finished its own reduce-scatter (so p's earlier work on that output is done too), and p's
   /// stream goes on only when every peer's push into it has landed.
