@@ -156,6 +156,13 @@ __device__ inline void count_call(Control* me, Algorithm algorithm, unsigned epo
   const unsigned b = blockIdx.x + threadIdx.x * gridDim.x;
   if (b < kMaxBlocks) me->calls[int(algorithm)][b] = epoch;
 }
+/// One block-wide vote: every thread has read the epoch before count_call writes the next one, and
+/// all agree whether a wait of this GPU gave up earlier (then the call does nothing, never waits).
+__device__ inline bool start_call(Control* me, Algorithm algorithm, unsigned epoch) {
+  if (__syncthreads_or(*reinterpret_cast<const volatile int*>(&me->timed_out))) return false;
+  count_call(me, algorithm, epoch);
+  return true;
+}
 
 /// The first block of this GPU to give up fills in *timeout (plain stores, then `happened`
 /// last, so the host never reads a half-written record; no atomics on host memory).
@@ -337,7 +344,7 @@ __device__ inline Line load_line(const Line* from) {
 /// peer's call k + 1 data, which a peer sends only after finishing call k, so a GPU in call k + 2
 /// never overwrites lines that a peer still reads for call k.
 template <int kGpus>
-__device__ void one_shot_ll_body(const Peers& peers, const Call& call, unsigned epoch) {
+__device__ void one_shot_ll_body(const Peers& peers, const Call& call, unsigned epoch, Control* me) {
   const int rank = call.rank;
   const size_t n = call.n, lines = (n + 1) / 2;
   auto slot = [&](int gpu, int from) {
@@ -354,6 +361,8 @@ __device__ void one_shot_ll_body(const Peers& peers, const Call& call, unsigned 
       if (p != rank) store_line(slot(p, rank) + j, v.x, v.y, epoch);  // {a, epoch, b, epoch}
   }
   // [/excerpt:ll-push]
+  // Voted only now: the stores need nothing but the epoch, so they leave while the block agrees.
+  if (!start_call(me, Algorithm::kOneShotLL, epoch)) return;
   const unsigned long long begin = multi_gpu::globaltimer_ns();
   for (size_t j = first_index(); j < lines; j += grid_stride()) {
     float2 v[kGpus];
@@ -386,14 +395,11 @@ template <int kGpus, Algorithm kAlgorithm>
 __global__ void __launch_bounds__(kThreads) all_reduce(Peers peers, Call call) {
   Control* me = control(peers.workspace[call.rank]);
   const unsigned epoch = begin_call(me, kAlgorithm);
-  // One block-wide vote: every thread has read the epoch before any can end the call and write the
-  // next one, and all agree whether a wait gave up earlier (then do nothing, never wait).
-  if (__syncthreads_or(*reinterpret_cast<const volatile int*>(&me->timed_out))) return;
-  count_call(me, kAlgorithm, epoch);
+  if (kAlgorithm == Algorithm::kOneShotLL) return one_shot_ll_body<kGpus>(peers, call, epoch, me);  // votes itself
+  if (!start_call(me, kAlgorithm, epoch)) return;
   if (kAlgorithm == Algorithm::kOneShot) one_shot_body<kGpus>(peers, call, epoch);
   else if (kAlgorithm == Algorithm::kTwoStage) two_stage_body<kGpus>(peers, call, epoch);
-  else if (kAlgorithm == Algorithm::kReduceScatter) two_stage_body<kGpus, kAlgorithm>(peers, call, epoch);
-  else one_shot_ll_body<kGpus>(peers, call, epoch);
+  else two_stage_body<kGpus, Algorithm::kReduceScatter>(peers, call, epoch);
 }
 
 // ---------------------------------------------------------------------------------------------
