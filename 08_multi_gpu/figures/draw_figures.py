@@ -273,7 +273,7 @@ def draw_protocols():
     left, top, width, height = 80, 56, 520, 320
     fig = Svg(left + width + 230, top + height + 70, "NCCL all-reduce: each algorithm and protocol forced")
     fig.text(10, 20, "NCCL all-reduce (fp32, 2 GPUs, CUDA graphs): each algorithm and protocol forced; "
-             "circles: what NCCL picks itself", 12, weight="bold")
+             "squares: what NCCL picks itself", 12, weight="bold")
     fig.text(10, 36, "data: %s; dashed: the model's fit per protocol (from 64 KiB up)"
              % PROTOCOLS_CSV.relative_to(CHAPTER.parent), 10)
     xy = log_axes(fig, left, top, width, height, 4 << 10, 1 << 30, 1e-6, 1e-1)
