@@ -45,8 +45,9 @@ inline const char* name(Algorithm algorithm) {
 /// The largest messages the one-shots take: each GPU keeps 2 x (GPUs) slots of their size.
 constexpr size_t kOneShotMaxFloats = (4 << 20) / sizeof(float);
 constexpr size_t kLLMaxFloats = (1 << 20) / sizeof(float);
-/// From here up, one process lets the copy engines do the all-gather (PeerAllReduce::run_picked):
-/// at 256 MiB and 1 GiB it beat our all-gather kernel on 2 x H200; at 16 MiB the events cost more.
+/// From here up, one process lets the copy engines do the all-gather (run_copy_engine_gather; the
+/// pick in 08_allreduce's table): at 256 MiB and 1 GiB it beat our all-gather kernel on 2 x H200; at
+/// 16 MiB the events cost more than they saved.
 constexpr size_t kCopyEngineGatherBytes = size_t(256) << 20;
 
 /// Every GPU's buffers, as pointers valid on the launching GPU (its own, peer-mapped, or IPC-opened).
@@ -548,14 +549,6 @@ class PeerAllReduce {
     }
   }
   // [/excerpt:copy-engine-gather]
-
-  /// One process's pick by size: allreduce::pick(), except that from kCopyEngineGatherBytes up the
-  /// copy engines do the all-gather (run_copy_engine_gather).
-  void run_picked(const std::vector<float*>& in, const std::vector<float*>& out, size_t n,
-                  const std::vector<cudaStream_t>& streams) {
-    if (n * sizeof(float) >= kCopyEngineGatherBytes) run_copy_engine_gather(in, out, n, streams);
-    else run(pick(n * sizeof(float)), in, out, n, streams);
-  }
 
   /// After synchronizing: if a wait gave up, says which GPU, block and step (each GPU that gave
   /// up), and returns false.

@@ -357,7 +357,7 @@ int main(int argc, char** argv) {
       verifier.figure("nccl_graph_busbw_" + label, round1(busbw(t)));
       continue;
     }
-    // The pick by size (PeerAllReduce::run_picked): allreduce::pick's kernel, or the copy-engine gather.
+    // The pick by size: allreduce::pick's kernel, or from kCopyEngineGatherBytes up the copy-engine gather.
     const bool gather = bytes >= allreduce::kCopyEngineGatherBytes;
     const size_t picked = gather ? index_named("two-stage, copy-engine gather") : index_of(allreduce::pick(bytes));
     const double t_nccl = median(samples[nccl_index].eager);
