@@ -98,8 +98,11 @@ def two_hosts(gpus_per_host, size, two_gpu_fit, nic=IB_NIC_BYTES_PER_S, net_step
 
 
 def record_figures(record_json):
+    """The figures of a run's last SUMMARY line ({} when the run printed none, e.g. it failed)."""
     data = json.loads(Path(record_json).read_text(encoding="utf-8"))
-    return data["summaries"][-1]["figures"] if "summaries" in data else data["figures"]
+    if "summaries" not in data:
+        return data["figures"]
+    return data["summaries"][-1]["figures"] if data["summaries"] else {}
 
 
 def size_of(label):
@@ -197,6 +200,9 @@ def protocols_section(record, figures):
         print("\nNo record of 08_nccl_protocols%s: no fit per protocol." % (" at " + record if record else ""))
         return []
     fits = protocol_fits(protocol_points(record))
+    if not fits:
+        print("\n%s holds no times to fit per protocol (did the sweep fail?)." % record)
+        return []
     print("\n### One fit per NCCL algorithm and protocol, forced (CUDA graphs), over %s and up\n" % label(PROTOCOL_FLOOR))
     print("| Algorithm, protocol | alpha | beta (bus) | worst point off the fit |")
     print("|---|---|---|---|")
@@ -251,6 +257,9 @@ def network_section(record, two_gpu_fit, figures):
     if not record or not Path(record).exists():
         print("\nNo record of 08_nccl_network%s: the network's terms stay the stated InfiniBand assumptions."
               % (" at " + record if record else ""))
+        return
+    if sum(k.startswith("nccl_us_") for k in record_figures(record)) < 2:
+        print("\n%s holds fewer than two times: no network terms." % record)
         return
     points = measured_points(record)
     net = fit([s for s, _ in points], [t for _, t in points])

@@ -136,6 +136,18 @@ class ProtocolTest(unittest.TestCase):
         self.assertAlmostEqual(goal["value"], 8.0 / 9.0, places=3)  # 4 MiB is past the goal's sizes
         self.assertFalse(goal["met"])
 
+    def test_a_failed_run_is_said_not_fitted(self):
+        base = {"nccl_us_%dKiB" % (s >> 10): (10e-6 + s / 300e9) * 1e6 for s in SIZES}
+        with tempfile.TemporaryDirectory() as folder:
+            failed = Path(folder) / "failed.json"
+            failed.write_text(json.dumps({"summaries": []}))
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(ab.main([self.write(folder, "a.json", base), "--protocols", str(failed),
+                                          "--network", str(failed), "--torch", str(failed)]), 0)
+        self.assertIn("no times to fit per protocol", out.getvalue())
+        self.assertIn("no network terms", out.getvalue())
+
     def test_missing_network_record_is_said(self):
         base = {"nccl_us_%dKiB" % (s >> 10): (10e-6 + s / 300e9) * 1e6 for s in SIZES}
         with tempfile.TemporaryDirectory() as folder:
