@@ -161,7 +161,7 @@ def main(argv=None):
     parser.add_argument("record", nargs="?", default=str(default), help="08_allreduce's record (default: %(default)s)")
     parser.add_argument("--protocols", help="08_nccl_protocols' record: one fit per forced algorithm and protocol")
     parser.add_argument("--network", help="08_nccl_network's record: NCCL over sockets, the network's alpha and beta")
-    parser.add_argument("--torch", help="08_torch_allreduce's record: PyTorch's one-shot in CUDA graphs, against ours")
+    parser.add_argument("--torch", help="08_torch_symm_mem's record: PyTorch's one-shot in CUDA graphs, against ours")
     args = parser.parse_args(argv)
     if not Path(args.record).exists():
         print("No recorded run of 08_allreduce at %s: nothing to fit. Skipping (exit code 77)." % args.record,
@@ -225,11 +225,11 @@ TORCH_LIMIT = 1 << 20  # the goal covers every size up to this
 
 
 def torch_section(torch_record, ours_record, figures):
-    """Ours (08_allreduce's mine_graph_us_<size>) against PyTorch's one_shot_all_reduce
-    (08_torch_allreduce's symm_one_shot_graph_us_<size>), both in CUDA graphs, up to 1 MiB. Two
-    programs, so two runs of the same GPU check, not one: said beside the goal."""
+    """Ours (08_allreduce's mine_graph_us_<size>) against PyTorch's one_shot_all_reduce (08_torch_symm_mem's
+    symm_one_shot_graph_us_<size>, from torch_allreduce.py --symm-mem), both in CUDA graphs, up to 1 MiB.
+    Two programs, so two runs of the same GPU check, not one: said beside the goal."""
     if not torch_record or not Path(torch_record).exists():
-        print("\nNo record of 08_torch_allreduce%s: no comparison with PyTorch's one-shot."
+        print("\nNo record of 08_torch_symm_mem%s: no comparison with PyTorch's one-shot."
               % (" at " + torch_record if torch_record else ""))
         return []
     theirs = dict(measured_points(torch_record, "symm_one_shot_graph_us_")) if any(
