@@ -29,6 +29,7 @@ import datetime
 import json
 import os
 import pathlib
+import re
 import shlex
 import subprocess
 import sys
@@ -183,11 +184,19 @@ def number(cell):
         return None
 
 
+def fence_for(text):
+    """A code fence longer than any run of backticks that starts a line of \p text, so that an
+    output which prints Markdown fences itself (topology.sh's sections) stays one block."""
+    runs = re.findall(r"^\s*(`{3,})", text, re.M)
+    return "`" * max([3] + [len(run) + 1 for run in runs])
+
+
 def render_run(found):
     command = found["command"]
+    fence = fence_for(found["output"])
     return "\n".join([f"# {found['name']}", "", run_line(found["run"]),
                       f"Command: `{command}` (exit status {found['exit_status']}, {found['seconds']} s)",
-                      "", "```text", found["output"], "```", ""])
+                      "", fence + "text", found["output"], fence, ""])
 
 
 def record_command(name, command, results):
