@@ -23,6 +23,8 @@ flags=(-np "$np" --bind-to none -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MU
 # --bind-to none: NCCL's helper threads need cores beside the rank's own; --oversubscribe: a
 # machine with fewer cores than ranks (CI) may still start them.
 flags+=(--oversubscribe)
+# -q: no banner of mpirun's own when a rank exits non-zero (a skip is exit 77); each rank says why.
+flags+=(-q)
 # Open MPI refuses to run as root unless told to; in a container the user is often root.
 [ "$(id -u)" -eq 0 ] && flags+=(--allow-run-as-root)
 exec mpirun "${flags[@]}" "$@"

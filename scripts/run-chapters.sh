@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the course (if needed) and runs every chapter program with its default
-# settings, showing each one's output. A chapter that finds no GPU says so and
+# settings, showing each one's output (chapter 08's MPI program as two processes under mpirun,
+# as its README starts it). A chapter that finds no GPU says so and
 # counts as skipped; any other failure makes the script exit 1. Chapter 06 is a
 # PyTorch extension, not a program: its verification is the CTest test
 # 06_torch_extension.verify, run here directly so that only its output shows.
@@ -31,7 +32,10 @@ for program in build/bin/[0-9][0-9]_*; do
   [ -x "$program" ] || continue
   name=$(basename "$program")
   printf '\n===== %s =====\n' "$name"
-  "$program"
+  case $name in
+    *_mpi_*) bash 08_multi_gpu/mpirun.sh 2 "$program" ;;  # one process per GPU: mpirun starts it
+    *) "$program" ;;
+  esac
   count "$name" $?
 done
 
