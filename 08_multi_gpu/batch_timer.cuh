@@ -30,6 +30,19 @@ __global__ void gate_kernel(int* gate, int* timed_out, unsigned long long timeou
     }
 }
 
+/// The time between each event and the next, in milliseconds (runs + 1 events give runs
+/// times); destroys the events.
+inline std::vector<double> intervals_ms(const std::vector<cudaEvent_t>& marks) {
+  std::vector<double> ms(marks.size() - 1);
+  for (size_t i = 0; i + 1 < marks.size(); ++i) {
+    float t = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&t, marks[i], marks[i + 1]));
+    ms[i] = t;
+  }
+  for (cudaEvent_t mark : marks) CUDA_CHECK(cudaEventDestroy(mark));
+  return ms;
+}
+
 /// Times \p run (which enqueues one run on every GPU's stream) \p runs times behind a gate,
 /// after \p warmup untimed runs. Returns the per-run times in milliseconds. A run that is a CUDA
 /// graph replay (hundreds of kernels) goes ungated (gated = false): the queue behind a closed gate
@@ -72,14 +85,7 @@ class BatchTimer {
       std::fprintf(stderr, "A gate waited 10 s for the host: enqueueing the batch blocked.\n");
       std::exit(tutorial::kExitFailure);
     }
-    std::vector<double> ms(runs);
-    for (int i = 0; i < runs; ++i) {
-      float t = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&t, marks[i], marks[i + 1]));
-      ms[i] = t;
-    }
-    for (cudaEvent_t mark : marks) CUDA_CHECK(cudaEventDestroy(mark));
-    return ms;
+    return intervals_ms(marks);
   }
 
  private:

@@ -65,14 +65,7 @@ class GateTimer {
       std::fprintf(stderr, "A gate waited 10 s for the host: queueing the batch blocked.\n");
       mpi_job::abort_job(tutorial::kExitFailure);
     }
-    std::vector<double> ms(runs);
-    for (int i = 0; i < runs; ++i) {
-      float t = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&t, marks[i], marks[i + 1]));
-      ms[i] = t;
-    }
-    for (cudaEvent_t mark : marks) CUDA_CHECK(cudaEventDestroy(mark));
-    return ms;
+    return multi_gpu::intervals_ms(marks);
   }
 
  private:
