@@ -95,9 +95,7 @@ bool peers_reachable(const mpi_job::Job& job) {
 int main(int argc, char** argv) {
   tutorial::Cli cli("08_mpi_allreduce", "One process per GPU under mpirun: NCCL (its id sent by MPI_Bcast) and our "
                                         "own all-reduce over CUDA IPC, exact at every size, raced.");
-  cli.add_int("min-bytes", "smallest message, bytes (sizes go up by 4x)", 4 << 10, 4, 1LL << 32);
-  cli.add_int("max-bytes", "largest message, bytes (always the last size)", 1LL << 30, 4, 1LL << 32);
-  cli.add_int("n", "one message of exactly this many floats instead (e.g. an odd count)", 0, 0, 1LL << 30);
+  multi_gpu::add_message_size_options(cli);
   cli.add_int("runs", "timed runs per batch", 20, 1, 1000);
   cli.add_int("rounds", "batches per method and size, interleaved", 3, 1, 100);
   cli.add_flag("check-only", "verify every size, time nothing");
@@ -110,10 +108,7 @@ int main(int argc, char** argv) {
   cli.add_flag("hang-mine", "test: the same with our own all-reduce's bounded wait");
   cli.add_int("deadline-ms", "how long a hang test waits before it gives up", 2000, 10, 600000);
   cli.parse_or_exit(argc, argv);
-  if (cli.get_int("min-bytes") > cli.get_int("max-bytes")) {
-    std::fputs(cli.error_line("--min-bytes must not exceed --max-bytes").c_str(), stderr);
-    return tutorial::kExitUsage;
-  }
+  const std::vector<size_t> counts = multi_gpu::message_counts(cli);  // floats per message
   if (cli.get_flag("nccl-only") && cli.get_flag("no-nccl")) {
     std::fputs(cli.error_line("--nccl-only and --no-nccl exclude each other").c_str(), stderr);
     return tutorial::kExitUsage;
@@ -186,12 +181,6 @@ int main(int argc, char** argv) {
   }
   if (cli.get_flag("hang-mine")) return multi_gpu::hang_mine(job, stream, deadline_s);
 
-  std::vector<size_t> counts;  // floats per message
-  if (cli.get_int("n") > 0) counts.push_back(size_t(cli.get_int("n")));
-  else {
-    for (long long b = cli.get_int("min-bytes"); b <= cli.get_int("max-bytes"); b *= 4) counts.push_back(size_t(b) / 4);
-    if (counts.back() != size_t(cli.get_int("max-bytes")) / 4) counts.push_back(size_t(cli.get_int("max-bytes")) / 4);
-  }
   const size_t max_n = *std::max_element(counts.begin(), counts.end());
   std::vector<size_t> checked = counts;  // and odd counts, exact too: the kernels' tails
   if (cli.get_int("n") == 0)

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <tutorial/check.cuh>
+#include <tutorial/cli.hpp>
 #include <tutorial/device.cuh>
 #include <tutorial/table.hpp>
 #include <tutorial/verify.hpp>
@@ -104,6 +105,33 @@ class GpuArray {
   T* data_ = nullptr;
   size_t count_ = 0;
 };
+
+/// The message sizes an all-reduce program runs, as options: --min-bytes and --max-bytes (sizes
+/// go up by 4x from the first, and the second is always the last), or --n for one count.
+inline void add_message_size_options(tutorial::Cli& cli) {
+  cli.add_int("min-bytes", "smallest message, bytes (sizes go up by 4x)", 4 << 10, 4, 1LL << 32);
+  cli.add_int("max-bytes", "largest message, bytes (always the last size)", 1LL << 30, 4, 1LL << 32);
+  cli.add_int("n", "one message of exactly this many floats instead (e.g. an odd count)", 0, 0, 1LL << 30);
+}
+
+/// Floats per message, from add_message_size_options' options; exits 2 (usage) on a range that
+/// runs backwards or a size that is not a whole number of floats.
+inline std::vector<size_t> message_counts(const tutorial::Cli& cli) {
+  const long long min_bytes = cli.get_int("min-bytes"), max_bytes = cli.get_int("max-bytes");
+  const char* wrong = min_bytes > max_bytes ? "--min-bytes must not exceed --max-bytes"
+                      : min_bytes % 4 || max_bytes % 4
+                          ? "--min-bytes and --max-bytes must be a whole number of floats (a multiple of 4)"
+                          : nullptr;
+  if (wrong) {
+    std::fputs(cli.error_line(wrong).c_str(), stderr);
+    std::exit(tutorial::kExitUsage);
+  }
+  if (cli.get_int("n") > 0) return {size_t(cli.get_int("n"))};
+  std::vector<size_t> counts;
+  for (long long b = min_bytes; b <= max_bytes; b *= 4) counts.push_back(size_t(b) / 4);
+  if (counts.back() != size_t(max_bytes) / 4) counts.push_back(size_t(max_bytes) / 4);
+  return counts;
+}
 
 /// One stream per GPU, created on that GPU.
 inline std::vector<cudaStream_t> make_streams(int gpus) {

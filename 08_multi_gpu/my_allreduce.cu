@@ -100,9 +100,7 @@ class Graphs {
 int main(int argc, char** argv) {
   tutorial::Cli cli("08_allreduce", "Our own all-reduce over peer memory (one-shot LL, one-shot, two-stage) "
                                     "against NCCL, verified exactly and timed at every size, eager and in CUDA graphs.");
-  cli.add_int("min-bytes", "smallest message, bytes (sizes go up by 4x)", 4 << 10, 4, 1LL << 32);
-  cli.add_int("max-bytes", "largest message, bytes", 1LL << 30, 4, 1LL << 32);
-  cli.add_int("n", "one message of exactly this many floats instead (e.g. an odd count)", 0, 0, 1LL << 30);
+  multi_gpu::add_message_size_options(cli);
   cli.add_int("runs", "timed runs per batch", 20, 1, 1000);
   cli.add_int("rounds", "batches per method and size, interleaved", 3, 1, 100);
   cli.add_int("graph-calls", "calls captured per CUDA graph", 100, 1, 1000);
@@ -115,23 +113,11 @@ int main(int argc, char** argv) {
   cli.add_flag("test-timeout", "launch on GPU 0 alone: its wait must time out and say so");
   cli.add_flag("call-again", "with --test-timeout: call again after the timeout, which must be refused");
   cli.parse_or_exit(argc, argv);
-  if (cli.get_int("min-bytes") > cli.get_int("max-bytes")) {
-    std::fputs(cli.error_line("--min-bytes must not exceed --max-bytes").c_str(), stderr);
-    return tutorial::kExitUsage;
-  }
-  if (cli.get_int("min-bytes") % 4 || cli.get_int("max-bytes") % 4) {
-    std::fputs(cli.error_line("--min-bytes and --max-bytes must be a whole number of floats (a multiple of 4)").c_str(),
-               stderr);
-    return tutorial::kExitUsage;
-  }
+  const std::vector<size_t> counts = multi_gpu::message_counts(cli);  // floats per message
   if (cli.get_flag("nccl-only") && cli.get_flag("no-nccl")) {
     std::fputs(cli.error_line("--nccl-only and --no-nccl exclude each other").c_str(), stderr);
     return tutorial::kExitUsage;
   }
-  std::vector<size_t> counts;  // floats per message
-  if (cli.get_int("n") > 0) counts.push_back(size_t(cli.get_int("n")));
-  else
-    for (long long b = cli.get_int("min-bytes"); b <= cli.get_int("max-bytes"); b *= 4) counts.push_back(size_t(b) / 4);
   const bool nccl = !cli.get_flag("no-nccl"), ours = !cli.get_flag("nccl-only");
 
   multi_gpu::force_nvls_off();
