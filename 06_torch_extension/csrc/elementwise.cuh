@@ -10,9 +10,12 @@
 //
 // Peeling the head works for tensors misaligned alike (mean of x[1:] has one pointer). It cannot
 // help a view such as x[1:] with a fresh output: the output starts on a 16-byte boundary and the
-// input 4 bytes past one, and no head aligns both. scalar_kernel then moves every element one float
-// at a time, several loads in flight per thread. PyTorch's own kernels make the same choice: float4s
-// when all pointers are aligned, unrolled float loads otherwise.
+// input 4 bytes past one, and no head aligns both. Where every pointer is at least 8-byte aligned
+// (x[2:] with a fresh output), the same kernel runs with float2s (8-byte loads and stores); else
+// scalar_kernel moves every element one float at a time, several loads in flight per thread.
+// PyTorch's own kernels make the same choice: the widest vector (4, 2 or 1 floats) that every
+// pointer's alignment allows. (On an H200, GELU of x[2:] one float at a time fell short of PyTorch's
+// float2 kernel: GELU's tanhf makes the scalar loop's extra instructions per element show.)
 #pragma once
 
 #include <algorithm>
@@ -23,13 +26,27 @@ namespace cuda_course {
 constexpr int kThreads = 256;                               // per block, a multiple of the warp
 constexpr int kUnroll = 4;                                  // float4s per thread per trip
 constexpr int kScalarUnroll = 4;                            // floats per thread, scalar_kernel
-constexpr int64_t kChunk = int64_t{kThreads} * kUnroll * 4;  // floats per block per trip: 4096
+// Floats per block per trip of the vector loop, with vectors of `width` floats: 4096 for float4s.
+constexpr int64_t chunk(int width) { return int64_t{kThreads} * kUnroll * width; }
+constexpr int64_t kChunk = chunk(4);
 
-// Where the float4 loop starts and ends (see the top of this file).
+// Where the vector loop starts and ends (see the top of this file).
 struct Split {
-  bool aligned_alike;  // all pointers equally far from a 16-byte boundary: the float4 loop can run
+  bool aligned_alike;  // all pointers equally far from a (4 * width)-byte boundary: the loop can run
   int64_t head;
   int64_t body_end;
+};
+
+// The vector of `width` floats that one load or store moves: float4 (16 bytes) or float2 (8 bytes).
+template <int width>
+struct VectorOf;
+template <>
+struct VectorOf<4> {
+  using type = float4;
+};
+template <>
+struct VectorOf<2> {
+  using type = float2;
 };
 
 // The pointers and ranges of one launch of vector_kernel or scalar_kernel.
@@ -43,14 +60,16 @@ struct Operands {
 
 inline int misalignment(const void* p) { return static_cast<int>(reinterpret_cast<std::uintptr_t>(p) % 16); }
 
-// The three ranges for pointers p[0..count) to float arrays of n elements.
-inline Split split(const void* const* p, int count, int64_t n) {
-  const int m = misalignment(p[0]);
+// The three ranges for pointers p[0..count) to float arrays of n elements, for vectors of `width`
+// floats (4 or 2).
+inline Split split(const void* const* p, int count, int64_t n, int width = 4) {
+  const int bytes = 4 * width;
+  const int m = misalignment(p[0]) % bytes;
   for (int i = 1; i < count; ++i) {
-    if (misalignment(p[i]) != m) return {false, 0, 0};  // no common alignment: one float at a time
+    if (misalignment(p[i]) % bytes != m) return {false, 0, 0};  // no common alignment at this width
   }
-  const int64_t head = std::min<int64_t>(n, (16 - m) % 16 / 4);
-  return {true, head, head + (n - head) / kChunk * kChunk};
+  const int64_t head = std::min<int64_t>(n, (bytes - m) % bytes / 4);
+  return {true, head, head + (n - head) / chunk(width) * chunk(width)};
 }
 
 template <typename Op, int N>
@@ -76,6 +95,17 @@ __device__ float4 apply(Op op, const float4 (&v)[N]) {
   return make_float4(apply(op, x), apply(op, y), apply(op, z), apply(op, w));
 }
 
+template <typename Op, int N>
+__device__ float2 apply(Op op, const float2 (&v)[N]) {
+  float x[N], y[N];
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    x[j] = v[j].x;
+    y[j] = v[j].y;
+  }
+  return make_float2(apply(op, x), apply(op, y));
+}
+
 // [begin, end) one float at a time, grid-stride: the head and the rest of the float4 kernel.
 template <typename Op, int N>
 __device__ void one_by_one(Op op, const Operands<N>& t, int64_t begin, int64_t end) {
@@ -88,23 +118,25 @@ __device__ void one_by_one(Op op, const Operands<N>& t, int64_t begin, int64_t e
   }
 }
 
-// The float4 kernel: in each of the kUnroll steps a block's threads touch consecutive float4s
-// (coalesced), and a thread issues all its loads before it needs any of them. That keeps enough
-// bytes in flight to saturate HBM. Whole chunks only, so no bounds check between the loads.
-template <typename Op, int N>
+// The vector kernel (float4s, or float2s: `width` floats each): in each of the kUnroll steps a
+// block's threads touch consecutive vectors (coalesced), and a thread issues all its loads before it
+// needs any of them. That keeps enough bytes in flight to saturate HBM. Whole chunks only, so no
+// bounds check between the loads.
+template <int width, typename Op, int N>
 __global__ void __launch_bounds__(kThreads) vector_kernel(Op op, Operands<N> t) {
-  const int64_t n4 = (t.split.body_end - t.split.head) / 4;
-  auto* y4 = reinterpret_cast<float4*>(t.y + t.split.head);
+  using Vector = typename VectorOf<width>::type;
+  const int64_t vectors = (t.split.body_end - t.split.head) / width;
+  auto* y = reinterpret_cast<Vector*>(t.y + t.split.head);
   const int64_t trip = int64_t{gridDim.x} * blockDim.x * kUnroll;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} * kUnroll + threadIdx.x; i < n4; i += trip) {
-    float4 v[kUnroll][N];
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} * kUnroll + threadIdx.x; i < vectors; i += trip) {
+    Vector v[kUnroll][N];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
-      for (int j = 0; j < N; ++j) v[u][j] = reinterpret_cast<const float4*>(t.x[j] + t.split.head)[i + u * blockDim.x];
+      for (int j = 0; j < N; ++j) v[u][j] = reinterpret_cast<const Vector*>(t.x[j] + t.split.head)[i + u * blockDim.x];
     }
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) y4[i + u * blockDim.x] = apply(op, v[u]);
+    for (int u = 0; u < kUnroll; ++u) y[i + u * blockDim.x] = apply(op, v[u]);
   }
   one_by_one(op, t, 0, t.split.head);
   one_by_one(op, t, t.split.body_end, t.n);

@@ -142,10 +142,12 @@ at::Tensor launch_elementwise(Op op, const at::Tensor (&inputs)[N]) {
   for (int j = 0; j < N; ++j) pointers[j] = t.x[j] = inputs[j].template const_data_ptr<float>();
   pointers[N] = t.y = y.mutable_data_ptr<float>();
   t.n = n;
-  t.split = split(pointers, N + 1, n);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  if (t.split.aligned_alike) {
-    vector_kernel<<<blocks_for(n), kThreads, 0, stream>>>(op, t);
+  // The widest vectors every pointer's alignment allows: float4s, float2s, or one float at a time.
+  if ((t.split = split(pointers, N + 1, n, 4)).aligned_alike) {
+    vector_kernel<4><<<blocks_for(n, chunk(4)), kThreads, 0, stream>>>(op, t);
+  } else if ((t.split = split(pointers, N + 1, n, 2)).aligned_alike) {
+    vector_kernel<2><<<blocks_for(n, chunk(2)), kThreads, 0, stream>>>(op, t);
   } else {
     scalar_kernel<<<blocks_for(n, int64_t{kThreads} * kScalarUnroll), kThreads, 0, stream>>>(op, t);
   }
