@@ -12,8 +12,9 @@ synccheck. Two choices keep those runs about the chapter's kernels:
     computed on the CPU, so the only kernels on the GPU are the chapter's own.
 Sizes: 4099 floats is one whole float4 chunk (4096) plus 3 for the one-by-one loop, and two blocks for
 mean's first pass. Each size runs on a fresh tensor and on the views x[1:] and x[2:], which end exactly
-where their allocations end: the views take the one-by-one path in the elementwise kernels, and in
-mean's sum a head of 3 or 2 floats, the float4 loop, then the rest. The gradients go through autograd
+where their allocations end: in the elementwise kernels x[1:] takes the one-float-at-a-time kernel and
+x[2:] the float2 loop (two chunks of 2048 floats, then 1), and in mean's sum a head of 3 or 2 floats,
+the float4 loop, then the rest. The gradients go through autograd
 (torch.autograd.grad), so the registered backward formulas call the backward kernels.
 Exit 0 if every result is right, 1 if not, 77 without a GPU.
 """
