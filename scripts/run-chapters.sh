@@ -17,6 +17,8 @@ if ! configure_log=$(cmake --preset default 2>&1); then
   exit 1
 fi
 printf '%s\n' "$configure_log" | grep -vE '^-- (The |Check|Detecting|Looking for|Performing|Found |Configuring done|Generating done|Build files)'
+# The first build compiles every chapter for every architecture: minutes (see the README's times).
+[ -f build/.ninja_log ] || echo "run-chapters: first build of every chapter (several minutes on 2 cores; later runs rebuild only what changed)"
 cmake --build --preset default || { echo "run-chapters: build failed"; exit 1; }
 
 passed=() skipped=() failed=()
@@ -59,7 +61,8 @@ else
   skipped+=(06_torch_extension)
 fi
 
-printf '\n%d passed, %d failed, %d skipped\n' "${#passed[@]}" "${#failed[@]}" "${#skipped[@]}"
+printf '\n%d passed, %d failed, %d skipped (%d s, build included)\n' "${#passed[@]}" "${#failed[@]}" \
+  "${#skipped[@]}" "$SECONDS"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "Next: read the output of ${failed[*]} above; each says what went wrong."
 elif [ ${#skipped[@]} -gt 0 ]; then
