@@ -1,5 +1,9 @@
 // Chapter 07, part 3: SGEMM (fp32 C = alpha * A * B + beta * C, row-major), from a naive kernel
-// to warp tiling and double buffering, step by step against cuBLAS in the same run.
+// to warp tiling and double buffering, step by step against cuBLAS in the same run: cuBLAS at its
+// best for the shape (the fastest of cublasLt's top candidates, cublas_best.cuh), raced in rounds,
+// each step's batch right after a batch of cuBLAS, in a shuffled order per round; each step's share
+// is taken against the cuBLAS batches beside it, and the rounds' lowest and highest shares are its
+// spread.
 //
 // Step 8 runs in five tile configurations (8a-8e, sgemm/08_tile_sweep.cuh); each is a row of
 // the table, checked like any step, and the fastest is reported as step 8's result.
@@ -11,8 +15,7 @@
 //  - random: A, B, C uniform in [-1, 1), alpha = 1.5, beta = -0.5, relative error (2-norm) <= 1e-5
 //    against the reference.
 // The reference is a float64 product on the CPU when M * N * K <= 2^30. Above that (4096^3 would
-// take minutes) it is cuBLAS in pedantic fp32 mode, itself checked against the CPU on sampled
-// elements of C.
+// take minutes) it is cuBLAS's best, itself checked against the CPU on sampled elements of C.
 #include <cublas_v2.h>
 
 #include <cmath>
@@ -26,6 +29,7 @@
 #include <tutorial/device.cuh>
 #include <tutorial/verify.hpp>
 
+#include "cublas_best.cuh"
 #include "lab.cuh"
 #include "sgemm/01_naive.cuh"
 #include "sgemm/02_coalesced.cuh"
@@ -35,6 +39,7 @@
 #include "sgemm/06_vectorized.cuh"
 #include "sgemm/07_warptiling.cuh"
 #include "sgemm/08_tile_sweep.cuh"
+#include "tensor_cores/power_window.hpp"  // tc::spread, tc::round_share: the race's statistics
 
 namespace {
 
@@ -147,19 +152,67 @@ std::vector<double> reference(const Problem& p, const Step& reference_step,
   return std::vector<double>(got.begin(), got.end());
 }
 
+// Each batch lasts at least this long (more runs for fast steps), at most kMaxBatchRuns runs.
+constexpr double kBatchMs = 200.0;
+constexpr int kMaxBatchRuns = 2000;
+constexpr int kWarmup = 2;  // untimed runs before every batch, both sides
+
+/// One row of the race: its runs, and the cuBLAS runs timed right before each of its batches.
+struct Row {
+  explicit Row(const Step* s) : step(s) {}
+  const Step* step;
+  int runs = 0;                   // per batch
+  std::vector<double> ms, beside_ms;
+  std::vector<double> round_pct;  // each round's share of the cuBLAS batch beside it (%)
+  double median_ms() const { return tutorial::summarize(ms).median_ms; }
+  double pct() const { return 100.0 * tutorial::summarize(beside_ms).median_ms / median_ms(); }
+};
+
+/// The race: \p rounds rounds; in each, every row but cuBLAS's best (rows[0]) in a shuffled order,
+/// each one's batch right after a batch of cuBLAS's best, both with the same warm-up.
+template <typename Launch>
+void race(std::vector<Row>& rows, Launch&& launch, int rounds, int min_runs) {
+  for (Row& row : rows) {  // runs per batch, from one probing run
+    tutorial::EventTimer probe;
+    probe.start();
+    launch(*row.step);
+    probe.stop();
+    const double once = std::max(double(probe.elapsed_ms()), 1e-3);
+    row.runs = int(std::clamp(std::ceil(kBatchMs / once), double(min_runs), double(kMaxBatchRuns)));
+  }
+  std::vector<size_t> order(rows.size() - 1);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i + 1;
+  Row& cublas = rows[0];
+  for (int round = 0; round < rounds; ++round) {
+    for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[lab::mix(round, i) % i]);
+    for (size_t r : order) {
+      const auto batch = [&](const Row& row) {
+        return tutorial::time_gpu_runs([&] { launch(*row.step); }, tutorial::TimingPlan{kWarmup, row.runs}, nullptr,
+                                       [] {}, [] {});
+      };
+      const std::vector<double> beside = batch(cublas), mine = batch(rows[r]);
+      cublas.ms.insert(cublas.ms.end(), beside.begin(), beside.end());
+      rows[r].beside_ms.insert(rows[r].beside_ms.end(), beside.begin(), beside.end());
+      rows[r].ms.insert(rows[r].ms.end(), mine.begin(), mine.end());
+      rows[r].round_pct.push_back(tc::round_share(mine, 1.0, beside, 1.0));
+    }
+  }
+  cublas.beside_ms = cublas.ms;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   tutorial::Cli cli(
       "07_sgemm",
       "fp32 matrix multiply C = alpha*A*B + beta*C (row-major), eight kernels from naive to "
-      "double buffering (the last in five tile configurations), each verified and timed against "
-      "cuBLAS.");
+      "double buffering (the last in five tile configurations), each verified and raced against "
+      "cuBLAS's best for the shape (the fastest of cublasLt's top 8) in interleaved rounds.");
   cli.add_int("m", "rows of A and C", 4096, 1, sgemm::kMaxSide);
   cli.add_int("n", "columns of B and C", 4096, 1, sgemm::kMaxSide);
   cli.add_int("k", "columns of A, rows of B", 4096, 1, sgemm::kMaxSide);
-  cli.add_int("runs", "most timed runs per step (slow steps get fewer; the median is reported)", 20, 1,
-              1000);
+  cli.add_int("runs", "timed runs per batch, at least (fast steps run more: a batch lasts >= 200 ms)", 1, 1, 1000);
+  cli.add_int("rounds", "rounds of the race: each step's batch right after a cuBLAS batch, shuffled", 5, 1, 100);
   cli.add_int("step",
               "run only this step (1-8, 8 with all its tile configurations; 0: all); cuBLAS always runs",
               0, 0, 8);
@@ -167,21 +220,41 @@ int main(int argc, char** argv) {
   cli.parse_or_exit(argc, argv);
   const int M = static_cast<int>(cli.get_int("m")), N = static_cast<int>(cli.get_int("n")),
             K = static_cast<int>(cli.get_int("k"));
-  const int runs = static_cast<int>(cli.get_int("runs")), only = static_cast<int>(cli.get_int("step"));
+  const int runs = static_cast<int>(cli.get_int("runs")), rounds = static_cast<int>(cli.get_int("rounds"));
+  const int only = static_cast<int>(cli.get_int("step"));
   const bool check_only = cli.get_flag("check-only");
 
   tutorial::require_gpu();
-  // Device: A, B, C0 for the exact problem and the random one, and C.
+  // Device: A, B, C0 of one test problem, C, and the timing inputs A and B.
   const double floats = 2.0 * (double(M) * K + double(K) * N + double(M) * N) + double(M) * N;
   tutorial::require_device_memory(size_t(floats * sizeof(float)), "A, B and C for --m, --n, --k");
 
   std::printf("SGEMM, row-major: C (%d x %d) = alpha * A (%d x %d) * B (%d x %d) + beta * C\n\n", M, N,
               M, K, K, N);
+  // Row-major C (M x N) is column-major C^T = B^T * A^T: B's buffer is the first operand (N x K).
+  lab::CublasBest best(CUBLAS_OP_N, CUBLAS_OP_N, {CUDA_R_32F, N, K, N}, {CUDA_R_32F, K, M, K},
+                       {CUDA_R_32F, N, M, N}, CUBLAS_COMPUTE_32F);
+  const size_t a_size = size_t(M) * K, b_size = size_t(K) * N, c_size = size_t(M) * N;
+  // Timing inputs: random, alpha = 1, beta = 0 (the usual benchmark), 2*M*N*K flops a run.
+  tutorial::DeviceBuffer<float> dA(check_only ? 0 : a_size), dB(check_only ? 0 : b_size);
+  tutorial::DeviceBuffer<float> C(c_size);
+  if (!check_only) {
+    dA.upload(lab::uniform(a_size, -1, 1, 6));
+    dB.upload(lab::uniform(b_size, -1, 1, 7));
+  }
+  // Chosen before the checks, so that they check the algorithm that races.
+  best.choose(dB.data(), dA.data(), C.data(), !check_only);
+  if (!check_only) std::printf("cuBLAS's best at this shape: %s.\n\n", best.chosen().c_str());
+
   const Cublas pedantic(CUBLAS_PEDANTIC_MATH), default_math(CUBLAS_DEFAULT_MATH);
   const std::vector<sgemm::TileConfig> sweep = sgemm::tile_sweep();
   std::vector<Step> all = {
-      {"cuBLAS, pedantic fp32", std::cref(pedantic)},
-      {"cuBLAS, default math", std::cref(default_math)},
+      {"cuBLAS best (cublasLt, fastest of top 8)",
+       [&best](int, int, int, float alpha, const float* A, const float* B, float beta, float* out) {
+         best.run(alpha, B, A, beta, out);
+       }},
+      {"cuBLAS Sgemm, pedantic fp32", std::cref(pedantic)},
+      {"cuBLAS Sgemm, default math", std::cref(default_math)},
       {"1 naive", sgemm::launch_naive},
       {"2 coalesced", sgemm::launch_coalesced},
       {"3 shared-memory tiling", sgemm::launch_shared_tiling},
@@ -190,15 +263,14 @@ int main(int argc, char** argv) {
       {"6 float4, transposed A tile", sgemm::launch_vectorized},
       {"7 warp tiling", sgemm::launch_warptiling},
   };
+  constexpr size_t kLibraries = 3;  // the cuBLAS rows: always run, the limit
   for (const sgemm::TileConfig& tiles : sweep)
     all.push_back({tiles.label + " double buffering", tiles.launch, &tiles});
   std::vector<const Step*> steps;  // cuBLAS, and the steps asked for
   for (size_t s = 0; s < all.size(); ++s)
-    if (s < 2 || only == 0 || std::atoi(all[s].name.c_str()) == only) steps.push_back(&all[s]);
+    if (s < kLibraries || only == 0 || std::atoi(all[s].name.c_str()) == only) steps.push_back(&all[s]);
 
-  tutorial::DeviceBuffer<float> C(size_t(M) * N);
   tutorial::Verifier verifier;
-  const size_t a_size = size_t(M) * K, b_size = size_t(K) * N, c_size = size_t(M) * N;
   const bool cpu_reference = fits_cpu_reference(M, N, K);
   {
     const Problem exact(M, N, K, 1.0f, 0.0f, lab::small_integers(a_size, -2, 2, 1),
@@ -219,57 +291,67 @@ int main(int argc, char** argv) {
       if (!cpu_reference && step == &all[0]) continue;
       const std::vector<float> got = random.run(*step, C);
       // TF32 keeps 10 mantissa bits: its error here would be ~1e-3, far above the tolerance. So
-      // this also tells whether cuBLAS's default math mode used TF32 tensor cores for SGEMM.
+      // this also tells whether cuBLAS used TF32 tensor cores for SGEMM.
       verifier.within(step->name + ", uniform [-1, 1), alpha = 1.5, beta = -0.5",
                       tutorial::relative_error(got.data(), want.data(), c_size), 1e-5);
     }
   }
   if (check_only) return verifier.finish("07_sgemm");
 
-  // Timing: random inputs, alpha = 1, beta = 0 (the usual benchmark), 2*M*N*K flops a run.
-  const auto A = lab::uniform(a_size, -1, 1, 6), B = lab::uniform(b_size, -1, 1, 7);
-  tutorial::DeviceBuffer<float> dA(a_size), dB(b_size);
-  dA.upload(A);
-  dB.upload(B);
+  std::vector<Row> rows;
+  for (const Step* step : steps) rows.emplace_back(step);
+  race(rows, [&](const Step& step) { step.launch(M, N, K, 1.0f, dA.data(), dB.data(), 0.0f, C.data()); }, rounds,
+       runs);
   const double flops = 2.0 * M * N * K;
-  std::vector<double> tflops(steps.size());
-  std::vector<tutorial::Timing> timing(steps.size());
-  for (size_t s = 0; s < steps.size(); ++s) {
-    timing[s] = lab::time_step(
-        [&] { steps[s]->launch(M, N, K, 1.0f, dA.data(), dB.data(), 0.0f, C.data()); }, runs);
-    tflops[s] = flops / (timing[s].median_ms * 1e9);
-  }
-  std::printf("\n### SGEMM fp32, M = %d, N = %d, K = %d: %.1f GFLOP per run\n\n", M, N, K, flops / 1e9);
-  lab::Ladder table({"Step", "Time", "TFLOP/s", "% of cuBLAS", "runs"});
-  double best = 0.0;
-  size_t best_tiles = 0;  // the fastest of step 8's configurations (0: none ran)
-  for (size_t s = 0; s < steps.size(); ++s) {
-    const std::vector<std::string> row = {steps[s]->name, tutorial::format_time(timing[s].median_ms),
-                                          tutorial::format("%.2f", tflops[s]),
-                                          lab::percent(tflops[s], tflops[0]), std::to_string(timing[s].runs)};
-    if (s < 2) {  // cuBLAS: the limit
-      table.add_limit(row);
+  const auto tflops = [&](const Row& row) { return flops / (row.median_ms() * 1e9); };
+  std::printf("### SGEMM fp32, M = %d, N = %d, K = %d: %.1f GFLOP per run, %d rounds\n\n", M, N, K, flops / 1e9,
+              rounds);
+  lab::Ladder table({"Step", "Time", "TFLOP/s", "% of cuBLAS", "rounds: lowest-highest", "runs"});
+  const Row* fastest = nullptr;  // the fastest of step 8's configurations (none: step 8 did not run)
+  double best_tflops = 0.0, best_pct = 0.0;
+  for (const Row& row : rows) {
+    const std::string name = row.step->name;
+    const tc::Spread spread = tc::spread(row.round_pct);
+    std::vector<std::string> cells = {name, tutorial::format_time(row.median_ms()), tutorial::format("%.2f", tflops(row)),
+                                      &row == &rows[0] ? "100.0%" : tutorial::format("%.1f%%", row.pct()),
+                                      &row == &rows[0] ? "" : tutorial::format("%.1f-%.1f%%", spread.low, spread.high),
+                                      tutorial::format("%d x %d", rounds, row.runs)};
+    if (&row - &rows[0] < std::ptrdiff_t(kLibraries)) {  // cuBLAS: the limit
+      if (&row != &rows[0])
+        verifier.figure(tutorial::format("cublas_sgemm_%s_pct_of_best", &row == &rows[1] ? "pedantic" : "default"),
+                        std::round(10 * row.pct()) / 10);
+      table.add_limit(cells);
       continue;
     }
-    best = std::max(best, tflops[s]);
     // Keys by step number: step1_pct_of_cublas ... step8d_pct_of_cublas.
-    verifier.figure("step" + lab::step_number(steps[s]->name) + "_pct_of_cublas",
-                    std::round(1000 * tflops[s] / tflops[0]) / 10);
-    if (steps[s]->tiles && (best_tiles == 0 || tflops[s] > tflops[best_tiles])) best_tiles = s;
-    table.add_step(timing[s].median_ms, row, verifier);
+    const std::string key = "step" + lab::step_number(name);
+    verifier.figure(key + "_pct_of_cublas", std::round(10 * row.pct()) / 10);
+    verifier.figure(key + "_pct_low", std::round(10 * spread.low) / 10);
+    verifier.figure(key + "_pct_high", std::round(10 * spread.high) / 10);
+    if (tflops(row) > best_tflops) {
+      best_tflops = tflops(row);
+      best_pct = row.pct();
+    }
+    if (row.step->tiles && (!fastest || row.median_ms() < fastest->median_ms())) fastest = &row;
+    table.add_step(row.median_ms(), cells, verifier);
   }
   table.print();
   std::printf("\n");
-  verifier.goal("best step's share of cuBLAS (pedantic fp32)", 100 * best / tflops[0], 80, "%");
-  verifier.figure("cublas_tflops", std::round(tflops[0] * 10) / 10);
-  verifier.figure("best_tflops", std::round(best * 10) / 10);
-  verifier.figure("best_pct_of_cublas", std::round(1000 * best / tflops[0]) / 10);
-  if (best_tiles == 0) return verifier.finish("07_sgemm");
+  verifier.goal("best step's share of cuBLAS's best fp32", best_pct, 80, "%");
+  verifier.figure("cublas_tflops", std::round(tflops(rows[0]) * 10) / 10);
+  verifier.figure("cublas_best_candidate", best.chosen_index());
+  verifier.figure("best_tflops", std::round(best_tflops * 10) / 10);
+  verifier.figure("best_pct_of_cublas", std::round(10 * best_pct) / 10);
+  if (!fastest) return verifier.finish("07_sgemm");
 
   // Step 8's result is its fastest configuration: the sweep is the tuning, measured here.
-  std::printf("Step 8, fastest tile configuration: %s, %.2f TFLOP/s (%s of cuBLAS).\n",
-              steps[best_tiles]->tiles->label.c_str(), tflops[best_tiles],
-              lab::percent(tflops[best_tiles], tflops[0]).c_str());
+  const tc::Spread spread = tc::spread(fastest->round_pct);
+  std::printf("Step 8, fastest tile configuration: %s, %.2f TFLOP/s (%.1f%% of cuBLAS's best; rounds %.1f-%.1f%%).\n",
+              fastest->step->tiles->label.c_str(), tflops(*fastest), fastest->pct(), spread.low, spread.high);
+  verifier.goal("step 8 (fastest tile configuration) vs cuBLAS's best fp32", std::round(10 * fastest->pct()) / 10,
+                95, "%");
+  verifier.goal("step 8 (fastest tile configuration) vs cuBLAS's best fp32, moonshot",
+                std::round(10 * fastest->pct()) / 10, 100, "%");
   std::printf("\n### Step 8's tile configurations, as compiled for this GPU\n\n");
   tutorial::Table tiles(sgemm::tile_columns());
   for (const Step* step : steps)
