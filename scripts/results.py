@@ -368,9 +368,16 @@ def headline(name, sums):
     checks = sum(s.get("checks", 0) for s in sums)
     failed = sum(s.get("failed", 0) for s in sums)
     exact = sum(s.get("exact", 0) for s in sums)
-    verdict = "all passed" if failed == 0 else f"{failed} FAILED"
+    verdict = ("passed" if checks == 1 else "all passed") if failed == 0 else f"{failed} FAILED"
+    # What kind of checks they were, naming only kinds that occur (a "0 exact" read as a failure).
+    if exact == checks:
+        kinds = "exact, Max error: 0" if checks == 1 else "each exact, Max error: 0"
+    elif exact == 0:
+        kinds = "within its tolerance or condition" if checks == 1 else "each within a tolerance or a condition"
+    else:
+        kinds = f"{exact} exact, Max error: 0; {checks - exact} within a tolerance or a condition"
     programs = f" ({len(sums)} programs)" if len(sums) > 1 else ""
-    lines = [f"{name}: {plural(checks, 'check')}{programs}, {exact} of them exact (Max error: 0), {verdict}"]
+    lines = [f"{name}: {plural(checks, 'check')}{programs}, {verdict}; {kinds}"]
     for s in sums:
         for goal in s.get("goals", []):
             value = goal.get("value")
@@ -382,6 +389,20 @@ def headline(name, sums):
 
 def run_key(run):
     return (run.get("date"), run.get("commit"), run.get("nvcc"), run.get("gpu"), run.get("gpus", 1))
+
+
+def step_lines(record):
+    """One line per step of the check: how many of its tests passed, and the others by name."""
+    what = {"tests": "the tests", "sanitize": "the sanitizer runs", "benchmark": "the benchmarks"}
+    lines = []
+    for step, cases in record["steps"].items():
+        passed = sum(case["status"] == "passed" for case in cases)
+        line = f"run A, {what.get(step, step)}: {passed} of {len(cases)} passed"
+        for status in sorted({case["status"] for case in cases} - {"passed"}):
+            names = [case["name"] for case in cases if case["status"] == status]
+            line += f"; {status.upper() if status == 'failed' else status}: {', '.join(names)}"
+        lines.append(line)
+    return lines
 
 
 def headline_lines(record, results=RESULTS):
@@ -413,7 +434,7 @@ def headline_lines(record, results=RESULTS):
         lines[0] += f" (run {letter}" + (f"; {status} in run A too)" if status == "passed" and letter != "A"
                                          else f"; {status} in run A)" if letter != "A" else ")")
         heads += lines
-    return heads + ([""] + legend if heads else [])
+    return step_lines(record) + ([""] + heads + [""] + legend if heads else [])
 
 
 def render_headlines(record, results=RESULTS):

@@ -155,13 +155,27 @@ class Results(unittest.TestCase):
         self.assertIn("| skipped | 2 checks, 0 failed (in the run of 2026-01-01 00:00 UTC, commit old) |",
                       results.render_record(record, self.results))
         lines = results.headline_lines(record, self.results)
-        self.assertTrue(lines[0].startswith("fresh: 2 checks") and lines[0].endswith("all passed (run A)"))
-        self.assertTrue(lines[1].endswith("all passed (run B; skipped in run A)"))
+        self.assertEqual(lines[0], "run A, the benchmarks: 1 of 3 passed; skipped: kept.benchmark, never.benchmark")
+        lines = lines[2:]  # the benchmarks' headlines
+        self.assertEqual(lines[0], "fresh: 2 checks, all passed; 1 exact, Max error: 0; "
+                                   "1 within a tolerance or a condition (run A)")
+        self.assertTrue(lines[1].endswith("all passed; 1 exact, Max error: 0; 1 within a tolerance or a condition "
+                                          "(run B; skipped in run A)"))
         self.assertEqual(lines[2], "never: skipped in run A, and no run of it with a SUMMARY line is recorded")
         self.assertIn("run A: this check (scripts/gpu-check.sh): G, driver 1, CUDA 13.0 (V13.0.88); "
                       "2026-01-02 00:00 UTC; commit new.", lines)
         self.assertIn("run B: an earlier run, kept because the check skipped the benchmark: G, driver 1, "
                       "CUDA 11.8 (the build's); 2026-01-01 00:00 UTC; commit old.", lines)
+
+    def test_headline_names_only_the_kinds_of_check_that_occur(self):
+        """"0 of them exact ... all passed" read as a failure: a headline names the kinds that ran."""
+        def first(checks, failed, exact, programs=1):
+            return results.headline("p", [{"checks": checks, "failed": failed, "exact": exact}] * programs)[0]
+        self.assertEqual(first(1, 0, 1), "p: 1 check, passed; exact, Max error: 0")
+        self.assertEqual(first(4, 0, 0), "p: 4 checks, all passed; each within a tolerance or a condition")
+        self.assertEqual(first(12, 0, 12), "p: 12 checks, all passed; each exact, Max error: 0")
+        self.assertEqual(first(2, 1, 1, programs=2), "p: 4 checks (2 programs), 2 FAILED; 2 exact, Max error: 0; "
+                                                     "2 within a tolerance or a condition")
 
 
 if __name__ == "__main__":
