@@ -4,7 +4,8 @@
 //           a matrix whose sides are not multiples of 32;
 //   Ns      bytes of dynamic shared memory (extern __shared__): a tiled transpose whose
 //           tile layout (padded or not) is chosen at launch, then one whose threads move
-//           several rows each, after Mark Harris's "An Efficient Matrix Transpose in CUDA C/C++";
+//           several rows each (4, after Mark Harris's "An Efficient Matrix Transpose in CUDA C/C++",
+//           then 8);
 //   S       a stream: two independent jobs in two streams run at the same time.
 // Every result is checked exactly; the transposes (against a copy, in the same run) and the
 // streams are timed.
@@ -127,7 +128,7 @@ struct Job {
   float want;
 };
 
-/// Dg, Db and Ns: four transposes of a rows x cols matrix, each change to the kernel or its
+/// Dg, Db and Ns: five transposes of a rows x cols matrix, each change to the kernel or its
 /// launch a row of its own, checked exactly and timed against a copy of the same bytes.
 void transpose_demo(int rows, int cols, tutorial::TimingPlan plan, size_t l2_bytes,
                     tutorial::Verifier& verifier) {
@@ -165,6 +166,8 @@ void transpose_demo(int rows, int cols, tutorial::TimingPlan plan, size_t l2_byt
       {"transpose_tiled", "+ one element of padding per tile row", transpose_tiled<1>,
        dim3(kTile, kTile), kTile + 1},
       {"transpose_tiled<4>", "+ 4 rows per thread", transpose_tiled<4>, dim3(kTile, kTile / 4),
+       kTile + 1},
+      {"transpose_tiled<8>", "+ 8 rows per thread", transpose_tiled<8>, dim3(kTile, kTile / 8),
        kTile + 1},
   };
   // [/excerpt:transpose-launches]
