@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Issue 44 (chapter 05's lessons streams, graphs, atomics, debugging), on the GPU machine:
+# verification tests, the benchmarks with their goal lines, compute-sanitizer on every new
+# program (memcheck; racecheck on the histogram and the message), and the cuda-gdb transcript.
+#   usage (repo root, after `cmake --preset default && cmake --build build -j`):
+#     scripts/dev/concurrency.sh <output folder>          (<= 4 min on one H200)
+set -uo pipefail
+out=${1:?usage: $0 <output folder>}
+mkdir -p "$out"
+bin=build/bin
+summary=()
+note() { summary+=("$1"); }
+
+run() {  # run <name> <seconds> <command...>: full log to $out/<name>.log, status to the summary
+  local name=$1 limit=$2
+  shift 2
+  timeout "$limit" "$@" > "$out/$name.log" 2>&1
+  local status=$?
+  note "$(printf '%-34s exit %s' "$name" "$status")"
+  grep -hE '^(Goal:|Max error: [^0]|Check FAILED|Relative error.*FAILED)' "$out/$name.log" | sed 's/^/    /' | head -6 |
+    while IFS= read -r line; do echo "$line"; done > "$out/$name.goals"
+  while IFS= read -r line; do summary+=("$line"); done < "$out/$name.goals"
+}
+
+run ctest 150 ctest --test-dir build -R '^05_(streams|graphs|histogram|memory_order|debugging)' --output-on-failure
+note "$(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1)"
+run streams 40 "$bin/05_streams"
+run streams_per_thread 20 "$bin/05_streams_per_thread" --check-only
+run graphs 30 "$bin/05_graphs"
+run histogram 60 "$bin/05_histogram"
+run memory_order 30 "$bin/05_memory_order"
+run debugging 10 "$bin/05_debugging" --trace
+run cuda_gdb 90 bash 05_nsys_profiling/debugging/cuda_gdb_session.sh "$bin/05_debugging_g"
+note "    $(tail -1 "$out/cuda_gdb.log")"
+sanitize() {  # sanitize <tool> <name> <command...>
+  local tool=$1 name=$2
+  shift 2
+  run "sanitize_${tool}_$name" 60 compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 "$@"
+  note "    $(grep -E 'ERROR SUMMARY' "$out/sanitize_${tool}_$name.log" | tail -1)"
+}
+sanitize memcheck streams "$bin/05_streams" --n 65536 --chunks 4 --check-only
+sanitize memcheck graphs "$bin/05_graphs" --length 10 --check-only
+sanitize memcheck histogram "$bin/05_histogram" --n 100003 --check-only
+sanitize racecheck histogram "$bin/05_histogram" --n 100003 --check-only
+sanitize memcheck memory_order "$bin/05_memory_order" --rounds 2 --check-only
+sanitize racecheck memory_order "$bin/05_memory_order" --rounds 2 --check-only
+sanitize memcheck debugging "$bin/05_debugging" --rows 100
+
+echo "=== concurrency (issue 44) on GPU ${CUDA_VISIBLE_DEVICES:-all}: logs in $out"
+printf '%s\n' "${summary[@]}" | head -40
