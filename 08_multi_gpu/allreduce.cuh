@@ -57,10 +57,11 @@ struct Peers {
   void* workspace[kMaxGpus];
 };
 
-/// What a bounded wait that gave up records: one per rank, in mapped host memory, so the host
-/// can read it even when the GPUs never got past the wait.
+/// What a bounded wait that gave up, or a barrier that found another grid, records: one per rank,
+/// in mapped host memory, so the host can read it even when the GPUs never got past the wait.
 struct Timeout {
   int happened, gpu, block, step, peer;
+  int blocks, peer_blocks;  // a grid that did not match: this GPU's and the peer's (else 0)
 };
 
 enum Step { kStart = 0, kMiddle = 1, kEnd = 2, kData = 3 };
@@ -72,24 +73,28 @@ inline const char* step_name(int step) {
 }
 
 /// The head of each GPU's workspace. The GPU itself counts its calls (in device memory, so a
-/// CUDA graph can replay launches); its peers write the barrier flags.
+/// CUDA graph can replay launches); its peers write the barrier flags. Counters and flags are 64
+/// bits wide: at a call a microsecond they would wrap after 292,000 years, so "at least this call"
+/// (a signed difference) can never mistake a flag left idle for a long time for one from the future.
 struct Control {
   /// calls[algorithm][b]: calls so far, as block b counts them; every slot moves in step (see count_call).
-  unsigned calls[kAlgorithms][kMaxBlocks];
+  unsigned long long calls[kAlgorithms][kMaxBlocks];
   int timed_out;                   // a block of this GPU gave up; the communicator is dead
   unsigned overtakes;              // barrier waits that found a peer already a call ahead
-  /// flag[algorithm][step][block][peer]: the last epoch at which `peer`'s block reached `step`.
-  unsigned flag[kAlgorithms][3][kMaxBlocks][kMaxGpus];
+  /// flag[algorithm][step][block][peer]: the last call at which `peer`'s block reached `step`, shifted
+  /// left by kGridBits, with the number of blocks that peer launched in the low bits (see barrier()).
+  unsigned long long flag[kAlgorithms][3][kMaxBlocks][kMaxGpus];
 };
+constexpr int kGridBits = 9;  // kMaxBlocks = 256 needs 9 bits
+static_assert(kMaxBlocks < (1 << kGridBits), "a flag's low bits hold the grid size");
 
-/// One 16-byte store of the LL one-shot: two values, each beside the epoch that wrote it. The
-/// GPU writes 16 bytes at once and 8-byte halves never tear, so a reader that sees both epochs
-/// sees both values (NCCL's LL line, `union ncclLLFifoLine`, is the same shape).
+/// One 16-byte store of the LL one-shot: two values, each packed with the call's 32-bit line epoch
+/// into one 64-bit word (value in the low half, epoch in the high half). The PTX memory model makes an
+/// aligned 64-bit access single-copy atomic, so a reader that sees a word's epoch sees that word's
+/// value: that is all the protocol relies on. (The whole 16 bytes also travel as one STG.128, as
+/// NCCL's LL line does; the words are read and checked one by one all the same.)
 struct alignas(16) Line {
-  float a;
-  unsigned epoch_a;
-  float b;
-  unsigned epoch_b;
+  unsigned long long a, b;
 };
 
 __host__ __device__ constexpr size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
@@ -102,8 +107,8 @@ __host__ __device__ constexpr size_t ll_offset(int gpus) {
 inline size_t workspace_bytes(int gpus) { return ll_offset(gpus) + 2 * gpus * (kLLMaxFloats / 2) * sizeof(Line); }
 
 /// Makes a freshly allocated workspace ready (zeroes it, enqueued on `stream`): no calls yet,
-/// every flag and every Line at epoch 0, which no call uses. Every rank must have done this and
-/// synchronized before any rank's first launch.
+/// every flag at call 0 and every Line at line epoch 0, which no call uses. Every rank must have
+/// done this and synchronized before any rank's first launch.
 inline void init_workspace(void* workspace, int gpus, cudaStream_t stream) {
   CUDA_CHECK(cudaMemsetAsync(workspace, 0, workspace_bytes(gpus), stream));
 }
@@ -123,8 +128,12 @@ inline std::pair<size_t, size_t> slice_of(int g, int gpus, size_t n) {
   return {begin, end};
 }
 
-/// The host message for a timeout.
+/// The host message for a wait that gave up, or a grid that did not match.
 inline std::string describe(const Timeout& t) {
+  if (t.peer_blocks)
+    return tutorial::format("GPU %d, block %d refused the call at the %s: GPU %d launched %d blocks where GPU %d "
+                            "launched %d (the barriers pair block b with block b, so every GPU must launch the "
+                            "same grid).", t.gpu, t.block, step_name(t.step), t.peer, t.peer_blocks, t.gpu, t.blocks);
   return tutorial::format("GPU %d, block %d timed out at the %s: GPU %d never arrived.", t.gpu, t.block,
                           step_name(t.step), t.peer);
 }
@@ -146,33 +155,38 @@ __device__ inline Control* control(void* workspace) { return static_cast<Control
 
 /// The running call's number: calls so far, plus one. Each block reads its own slot, so no block
 /// waits for another and no atomic is needed; count_call() keeps every slot equal.
-__device__ inline unsigned begin_call(const Control* me, Algorithm algorithm) {
-  return *reinterpret_cast<const volatile unsigned*>(&me->calls[int(algorithm)][blockIdx.x]) + 1;
+__device__ inline unsigned long long begin_call(const Control* me, Algorithm algorithm) {
+  return *reinterpret_cast<const volatile unsigned long long*>(&me->calls[int(algorithm)][blockIdx.x]) + 1;
 }
 /// Once every thread of the block has read the epoch: block b writes it into slot b and into the slots
 /// of blocks this grid does not have (b + grid, b + 2 grid, ...; one per thread), so a later call with
 /// more blocks finds every slot at the same count. Only block b touches those slots in this call, and
 /// the next kernel on the stream starts after this one ends.
-__device__ inline void count_call(Control* me, Algorithm algorithm, unsigned epoch) {
+__device__ inline void count_call(Control* me, Algorithm algorithm, unsigned long long epoch) {
   const unsigned b = blockIdx.x + threadIdx.x * gridDim.x;
   if (b < kMaxBlocks) me->calls[int(algorithm)][b] = epoch;
 }
+__device__ inline bool is_dead(const Control* me) { return *reinterpret_cast<const volatile int*>(&me->timed_out); }
 /// One block-wide vote: every thread has read the epoch before count_call writes the next one, and
 /// all agree whether a wait of this GPU gave up earlier (then the call does nothing, never waits).
-__device__ inline bool start_call(Control* me, Algorithm algorithm, unsigned epoch) {
-  if (__syncthreads_or(*reinterpret_cast<const volatile int*>(&me->timed_out))) return false;
+__device__ inline bool start_call(Control* me, Algorithm algorithm, unsigned long long epoch) {
+  if (__syncthreads_or(is_dead(me))) return false;
   count_call(me, algorithm, epoch);
   return true;
 }
 
 /// The first block of this GPU to give up fills in *timeout (plain stores, then `happened`
-/// last, so the host never reads a half-written record; no atomics on host memory).
-__device__ inline void record_timeout(Control* me, Timeout* timeout, int rank, int step, int peer) {
+/// last, so the host never reads a half-written record; no atomics on host memory). From then on
+/// the communicator is dead: every later call of this GPU poisons its output and returns.
+__device__ inline void record_failure(Control* me, Timeout* timeout, int rank, int step, int peer,
+                                      int peer_blocks = 0) {
   if (atomicCAS(&me->timed_out, 0, 1) != 0) return;
   timeout->gpu = rank;
   timeout->block = blockIdx.x;
   timeout->step = step;
   timeout->peer = peer;
+  timeout->blocks = gridDim.x;
+  timeout->peer_blocks = peer_blocks;
   __threadfence_system();
   *reinterpret_cast<volatile int*>(&timeout->happened) = 1;
   __threadfence_system();
@@ -192,47 +206,64 @@ __device__ inline void sleep_ns(unsigned long long ns) {
   while (multi_gpu::globaltimer_ns() - begin < ns) __nanosleep(1000);
 }
 
+__device__ inline size_t first_index() { return size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
+__device__ inline size_t grid_stride() { return size_t(gridDim.x) * blockDim.x; }
+
+/// After a failure an output element holds either the exact sum or NaN, never a stale value: a
+/// block that gives up writes NaN wherever it would have written a sum, and every call on a dead
+/// communicator writes NaN over the whole output.
+__device__ inline void poison_all(float* out, size_t n) {
+  for (size_t i = first_index(); i < n; i += grid_stride()) out[i] = NAN;
+}
+
 // [excerpt:barrier]
 /// Block-wide barrier across GPUs: thread p < kGpus tells GPU p "this block of GPU `rank`
 /// reached `step` of call `epoch`" and waits until GPU p said the same. The store is a
 /// release and the load an acquire, both at system scope (across GPUs): whatever this block
 /// wrote before the barrier is visible to every peer that passes it. A peer may already be one
-/// call ahead and have written epoch + 1 over the flag, so the wait is for "at least epoch"
-/// (flags only grow; the difference is signed so it survives the counter wrapping). The wait
-/// gives up after timeout_ns and says so, rather than hanging forever when a peer never comes.
+/// call ahead and have written a later call over the flag, so the wait is for "this call or later"
+/// (a signed difference of 64-bit counters, which never wrap). The flag also carries how many
+/// blocks the peer launched: block b pairs with block b only if both GPUs cut the work the same way,
+/// so a different grid is refused, never summed. The wait gives up after timeout_ns and says so,
+/// rather than hanging forever when a peer never comes.
 template <int kGpus>
-__device__ bool barrier(const Peers& peers, Algorithm algorithm, int step, unsigned epoch, const Call& call) {
+__device__ bool barrier(const Peers& peers, Algorithm algorithm, int step, unsigned long long epoch, const Call& call) {
   __syncthreads();  // the block's earlier reads and writes are done
   bool ok = true;
   if (threadIdx.x < kGpus) {
     const int peer = threadIdx.x, a = int(algorithm);
-    unsigned& theirs = control(peers.workspace[peer])->flag[a][step][blockIdx.x][call.rank];
-    cuda::atomic_ref<unsigned, cuda::thread_scope_system>(theirs).store(epoch, cuda::memory_order_release);
-    cuda::atomic_ref<unsigned, cuda::thread_scope_system> mine(
+    unsigned long long& theirs = control(peers.workspace[peer])->flag[a][step][blockIdx.x][call.rank];
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>(theirs).store(
+        epoch << kGridBits | gridDim.x, cuda::memory_order_release);
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> mine(
         control(peers.workspace[call.rank])->flag[a][step][blockIdx.x][peer]);
     if (call.pause_ns && step == kStart) sleep_ns(call.pause_ns);  // test only: a peer may overtake us here
     const unsigned long long begin = multi_gpu::globaltimer_ns();
-    unsigned seen = mine.load(cuda::memory_order_acquire);
-    if (int(seen - epoch) > 0) atomicAdd(&control(peers.workspace[call.rank])->overtakes, 1u);
-#ifdef ALLREDUCE_OVERTAKABLE_BARRIER  // the old wait, for a development run that shows it fail
-    while (seen != epoch) {
-#else
-    while (int(seen - epoch) < 0) {
-#endif
+    for (;;) {
+      const unsigned long long seen = mine.load(cuda::memory_order_acquire);
+      const long long ahead = (long long)((seen >> kGridBits) - epoch);
+      const int peer_blocks = int(seen & ((1u << kGridBits) - 1));
+      if (ahead > 0) {  // the peer passed this barrier already, so it saw our grid and agreed
+        atomicAdd(&control(peers.workspace[call.rank])->overtakes, 1u);
+        break;
+      }
+      if (ahead == 0) {
+        if (peer_blocks != int(gridDim.x)) {
+          record_failure(control(peers.workspace[call.rank]), call.timeout, call.rank, step, peer, peer_blocks);
+          ok = false;
+        }
+        break;
+      }
       if (multi_gpu::globaltimer_ns() - begin > call.timeout_ns) {
-        record_timeout(control(peers.workspace[call.rank]), call.timeout, call.rank, step, peer);
+        record_failure(control(peers.workspace[call.rank]), call.timeout, call.rank, step, peer);
         ok = false;
         break;
       }
-      seen = mine.load(cuda::memory_order_acquire);
     }
   }
   return !__syncthreads_or(!ok);  // every thread learns whether all waits succeeded
 }
 // [/excerpt:barrier]
-
-__device__ inline size_t first_index() { return size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
-__device__ inline size_t grid_stride() { return size_t(gridDim.x) * blockDim.x; }
 
 // [excerpt:one-shot]
 /// One-shot: every GPU writes its input straight into a slot of every GPU's staging buffer
@@ -242,22 +273,28 @@ __device__ inline size_t grid_stride() { return size_t(gridDim.x) * blockDim.x; 
 /// used by odd and even calls: a GPU can be one call ahead of a peer, never two (it waits for
 /// every peer's flag in each call), so it never overwrites a slot that a peer still reads.
 template <int kGpus>
-__device__ void one_shot_body(const Peers& peers, const Call& call, unsigned epoch) {
+__device__ void one_shot_body(const Peers& peers, const Call& call, unsigned long long epoch) {
   const int rank = call.rank;
   const size_t n = call.n, n4 = n / 4;
+  float* out = peers.out[rank];
   auto slot = [&](int gpu, int from) {
     return reinterpret_cast<float*>(static_cast<char*>(peers.workspace[gpu]) + staging_offset()) +
            ((epoch & 1) * kGpus + from) * kOneShotMaxFloats;
   };
+  const bool tail = blockIdx.x == 0 && threadIdx.x < n - n4 * 4;  // the last n % 4 floats: block 0's
   // [excerpt:push]
   for (size_t i = first_index(); i < n4; i += grid_stride()) {
     const float4 v = reinterpret_cast<const float4*>(peers.in[rank])[i];
 #pragma unroll
     for (int p = 0; p < kGpus; ++p) reinterpret_cast<float4*>(slot(p, rank))[i] = v;
   }
-  if (blockIdx.x == 0 && threadIdx.x < n - n4 * 4)  // the last n % 4 floats
+  if (tail)
     for (int p = 0; p < kGpus; ++p) slot(p, rank)[n4 * 4 + threadIdx.x] = peers.in[rank][n4 * 4 + threadIdx.x];
-  if (!barrier<kGpus>(peers, Algorithm::kOneShot, kStart, epoch, call)) return;
+  if (!barrier<kGpus>(peers, Algorithm::kOneShot, kStart, epoch, call)) {
+    for (size_t i = first_index(); i < n4; i += grid_stride()) reinterpret_cast<float4*>(out)[i] = {NAN, NAN, NAN, NAN};
+    if (tail) out[n4 * 4 + threadIdx.x] = NAN;
+    return;
+  }
   // [/excerpt:push]
   for (size_t i = first_index(); i < n4; i += grid_stride()) {
     float4 sum = reinterpret_cast<const float4*>(slot(rank, 0))[i];
@@ -266,13 +303,13 @@ __device__ void one_shot_body(const Peers& peers, const Call& call, unsigned epo
       const float4 v = reinterpret_cast<const float4*>(slot(rank, p))[i];
       sum = {sum.x + v.x, sum.y + v.y, sum.z + v.z, sum.w + v.w};
     }
-    reinterpret_cast<float4*>(peers.out[rank])[i] = sum;
+    reinterpret_cast<float4*>(out)[i] = sum;
   }
-  if (blockIdx.x == 0 && threadIdx.x < n - n4 * 4) {
+  if (tail) {
     const size_t i = n4 * 4 + threadIdx.x;
     float sum = slot(rank, 0)[i];
     for (int p = 1; p < kGpus; ++p) sum += slot(rank, p)[i];
-    peers.out[rank][i] = sum;
+    out[i] = sum;
   }
 }
 // [/excerpt:one-shot]
@@ -283,10 +320,18 @@ __device__ void one_shot_body(const Peers& peers, const Call& call, unsigned epo
 /// b's barrier covers exactly its data. Each GPU writes only its own slice of its output before
 /// the middle barrier, and reads a peer's input only there, so in == out is safe.
 template <int kGpus, Algorithm kAlgorithm = Algorithm::kTwoStage>
-__device__ void two_stage_body(const Peers& peers, const Call& call, unsigned epoch) {
-  if (!barrier<kGpus>(peers, kAlgorithm, kStart, epoch, call)) return;
+__device__ void two_stage_body(const Peers& peers, const Call& call, unsigned long long epoch) {
   const int rank = call.rank;
   const size_t n = call.n, n4 = n / 4, slice = (n4 + kGpus - 1) / kGpus, tail = n4 * 4;
+  float* out = peers.out[rank];
+  const bool tail_here = blockIdx.x == 0 && threadIdx.x < n - tail;
+  auto give_up = [&] {  // NaN wherever this block would have written a sum
+    for (int k = 0; k < kGpus; ++k)
+      for (size_t j = first_index(); j < slice && k * slice + j < n4; j += grid_stride())
+        reinterpret_cast<float4*>(out)[k * slice + j] = {NAN, NAN, NAN, NAN};
+    if (tail_here) out[tail + threadIdx.x] = NAN;
+  };
+  if (!barrier<kGpus>(peers, kAlgorithm, kStart, epoch, call)) return give_up();
   // 1. Reduce-scatter: sum slice `rank` of every input into slice `rank` of my output.
   const size_t mine = rank * slice;
   for (size_t j = first_index(); j < slice && mine + j < n4; j += grid_stride()) {
@@ -296,14 +341,14 @@ __device__ void two_stage_body(const Peers& peers, const Call& call, unsigned ep
     float4 sum = v[0];
 #pragma unroll
     for (int p = 1; p < kGpus; ++p) sum = {sum.x + v[p].x, sum.y + v[p].y, sum.z + v[p].z, sum.w + v[p].w};
-    reinterpret_cast<float4*>(peers.out[rank])[mine + j] = sum;
+    reinterpret_cast<float4*>(out)[mine + j] = sum;
   }
-  if (rank == kGpus - 1 && blockIdx.x == 0 && threadIdx.x < n - tail) {  // the last n % 4 floats
+  if (rank == kGpus - 1 && tail_here) {  // the last n % 4 floats
     float sum = peers.in[0][tail + threadIdx.x];
     for (int p = 1; p < kGpus; ++p) sum += peers.in[p][tail + threadIdx.x];
-    peers.out[rank][tail + threadIdx.x] = sum;
+    out[tail + threadIdx.x] = sum;
   }
-  if (!barrier<kGpus>(peers, kAlgorithm, kMiddle, epoch, call)) return;
+  if (!barrier<kGpus>(peers, kAlgorithm, kMiddle, epoch, call)) return give_up();
   if (kAlgorithm == Algorithm::kTwoStage) {  // (a reduce-scatter alone stops here: every peer has read my input)
     // 2. All-gather: copy every other GPU's finished slice from its output into mine.
     for (size_t j = first_index(); j < slice; j += grid_stride()) {
@@ -316,38 +361,52 @@ __device__ void two_stage_body(const Peers& peers, const Call& call, unsigned ep
 #pragma unroll
       for (int k = 1; k < kGpus; ++k) {
         const size_t i = ((rank + k) % kGpus) * slice + j;
-        if (i < n4) reinterpret_cast<float4*>(peers.out[rank])[i] = v[k];
+        if (i < n4) reinterpret_cast<float4*>(out)[i] = v[k];
       }
     }
-    if (rank != kGpus - 1 && blockIdx.x == 0 && threadIdx.x < n - tail)
-      peers.out[rank][tail + threadIdx.x] = peers.out[kGpus - 1][tail + threadIdx.x];
-    barrier<kGpus>(peers, Algorithm::kTwoStage, kEnd, epoch, call);  // peers finished reading my slice
+    if (rank != kGpus - 1 && tail_here) out[tail + threadIdx.x] = peers.out[kGpus - 1][tail + threadIdx.x];
+    // Peers finished reading my slice. My output is complete and exact even if this wait gives up.
+    barrier<kGpus>(peers, Algorithm::kTwoStage, kEnd, epoch, call);
   }
 }
 // [/excerpt:two-stage]
 
 // [excerpt:ll]
-__device__ inline void store_line(Line* to, float a, float b, unsigned epoch) {
-  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(to), "r"(__float_as_uint(a)), "r"(epoch),
-               "r"(__float_as_uint(b)), "r"(epoch) : "memory");
+/// A value and the line epoch in one 64-bit word: the epoch in the high half.
+__device__ inline unsigned long long pack(float value, unsigned line_epoch) {
+  return (unsigned long long)line_epoch << 32 | __float_as_uint(value);
+}
+__device__ inline void store_line(Line* to, float a, float b, unsigned line_epoch) {
+  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(to), "l"(pack(a, line_epoch)),
+               "l"(pack(b, line_epoch)) : "memory");
 }
 __device__ inline Line load_line(const Line* from) {
-  uint4 v;
-  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(from) : "memory");
-  return {__uint_as_float(v.x), v.y, __uint_as_float(v.z), v.w};
+  Line line;
+  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(line.a), "=l"(line.b) : "l"(from) : "memory");
+  return line;
 }
+__device__ inline unsigned epoch_of(unsigned long long word) { return unsigned(word >> 32); }
+__device__ inline float value_of(unsigned long long word) { return __uint_as_float(unsigned(word)); }
+
+/// The 32-bit epoch a call writes beside its values: 1 .. 2^32 - 1, never 0, the value of a fresh
+/// workspace. It repeats every 2^32 - 1 calls, so a line left from that many calls ago could pass for
+/// fresh. No line lives that long: every kLLRefreshCalls calls, a call of each parity pushes every line
+/// of its set, not only the message's.
+constexpr unsigned long long kLLRefreshCalls = 1ull << 30;
+__device__ inline unsigned line_epoch(unsigned long long epoch) { return unsigned(epoch % 0xFFFFFFFFull) + 1; }
 
 /// One-shot LL: line j (floats 2j and 2j+1) of GPU `rank`'s input goes to every peer as one
-/// 16-byte store beside the epoch; each GPU then polls its own memory until every peer's line j
-/// carries this call's epoch, and sums. No barrier and no fence: the epoch in the line *is* the
+/// 16-byte store, each value beside the epoch; each GPU then polls its own memory until every peer's
+/// line j carries this call's epoch, and sums. No barrier and no fence: the epoch in the word *is* the
 /// flag. Two sets of lines, used by odd and even calls: to finish call k + 1 a GPU needs every
 /// peer's call k + 1 data, which a peer sends only after finishing call k, so a GPU in call k + 2
-/// never overwrites lines that a peer still reads for call k.
+/// never overwrites lines that a peer still reads for call k. A dead GPU pushes nothing: a peer that
+/// was only slow must time out, not sum lines this GPU never finished.
 template <int kGpus>
-__device__ void one_shot_ll_body(const Peers& peers, const Call& call, unsigned epoch, Control* me) {
+__device__ void one_shot_ll_body(const Peers& peers, const Call& call, unsigned long long epoch, Control* me) {
   const int rank = call.rank;
   const size_t n = call.n, lines = (n + 1) / 2;
+  float* out = peers.out[rank];
   auto slot = [&](int gpu, int from) {
     return reinterpret_cast<Line*>(static_cast<char*>(peers.workspace[gpu]) + ll_offset(kGpus)) +
            ((epoch & 1) * kGpus + from) * (kLLMaxFloats / 2);
@@ -355,15 +414,24 @@ __device__ void one_shot_ll_body(const Peers& peers, const Call& call, unsigned 
   auto mine = [&](size_t j) {  // an odd n's last line carries a 0 beside its last value
     return 2 * j + 1 < n ? reinterpret_cast<const float2*>(peers.in[rank])[j] : float2{peers.in[rank][2 * j], 0.0f};
   };
+  if (is_dead(me)) return poison_all(out, n);  // read beside the epoch: both loads leave together
+  const unsigned e = line_epoch(epoch);
+  const size_t pushed = (epoch - 1) % kLLRefreshCalls < 2 ? kLLMaxFloats / 2 : lines;  // see line_epoch
   // [excerpt:ll-push]
-  for (size_t j = first_index(); j < lines; j += grid_stride()) {  // line j: floats 2j, 2j + 1
-    const float2 v = mine(j);
+  for (size_t j = first_index(); j < pushed; j += grid_stride()) {  // line j: floats 2j, 2j + 1
+    const float2 v = j < lines ? mine(j) : float2{0.0f, 0.0f};
     for (int p = 0; p < kGpus; ++p)
-      if (p != rank) store_line(slot(p, rank) + j, v.x, v.y, epoch);  // {a, epoch, b, epoch}
+      if (p != rank) store_line(slot(p, rank) + j, v.x, v.y, e);  // {a | e, b | e}
   }
   // [/excerpt:ll-push]
+  auto give_up = [&](size_t from) {  // NaN wherever this thread would still have written a sum
+    for (size_t j = from; j < lines; j += grid_stride()) {
+      out[2 * j] = NAN;
+      if (2 * j + 1 < n) out[2 * j + 1] = NAN;
+    }
+  };
   // Voted only now: the stores need nothing but the epoch, so they leave while the block agrees.
-  if (!start_call(me, Algorithm::kOneShotLL, epoch)) return;
+  if (!start_call(me, Algorithm::kOneShotLL, epoch)) return give_up(first_index());
   const unsigned long long begin = multi_gpu::globaltimer_ns();
   for (size_t j = first_index(); j < lines; j += grid_stride()) {
     float2 v[kGpus];
@@ -375,19 +443,21 @@ __device__ void one_shot_ll_body(const Peers& peers, const Call& call, unsigned 
       }
       // [excerpt:ll-poll]
       Line line = load_line(slot(rank, p) + j);  // my own memory, where peer p stored
-      while (line.epoch_a != epoch || line.epoch_b != epoch) {  // not this call's yet
-        if (multi_gpu::globaltimer_ns() - begin > call.timeout_ns)
-          return record_timeout(control(peers.workspace[rank]), call.timeout, rank, kData, p);
+      while (epoch_of(line.a) != e || epoch_of(line.b) != e) {  // not this call's yet
+        if (multi_gpu::globaltimer_ns() - begin > call.timeout_ns) {
+          record_failure(me, call.timeout, rank, kData, p);
+          return give_up(j);
+        }
         line = load_line(slot(rank, p) + j);
       }
       // [/excerpt:ll-poll]
-      v[p] = {line.a, line.b};
+      v[p] = {value_of(line.a), value_of(line.b)};
     }
     float2 sum = v[0];  // GPU 0 first on every GPU: the same bits everywhere
 #pragma unroll
     for (int p = 1; p < kGpus; ++p) sum = {sum.x + v[p].x, sum.y + v[p].y};
-    if (2 * j + 1 < n) reinterpret_cast<float2*>(peers.out[rank])[j] = sum;
-    else peers.out[rank][2 * j] = sum.x;
+    if (2 * j + 1 < n) reinterpret_cast<float2*>(out)[j] = sum;
+    else out[2 * j] = sum.x;
   }
 }
 // [/excerpt:ll]
@@ -395,9 +465,9 @@ __device__ void one_shot_ll_body(const Peers& peers, const Call& call, unsigned 
 template <int kGpus, Algorithm kAlgorithm>
 __global__ void __launch_bounds__(kThreads) all_reduce(Peers peers, Call call) {
   Control* me = control(peers.workspace[call.rank]);
-  const unsigned epoch = begin_call(me, kAlgorithm);
+  const unsigned long long epoch = begin_call(me, kAlgorithm);
   if (kAlgorithm == Algorithm::kOneShotLL) return one_shot_ll_body<kGpus>(peers, call, epoch, me);  // votes itself
-  if (!start_call(me, kAlgorithm, epoch)) return;
+  if (!start_call(me, kAlgorithm, epoch)) return poison_all(peers.out[call.rank], call.n);  // dead: NaN, no wait
   if (kAlgorithm == Algorithm::kOneShot) one_shot_body<kGpus>(peers, call, epoch);
   else if (kAlgorithm == Algorithm::kTwoStage) two_stage_body<kGpus>(peers, call, epoch);
   else two_stage_body<kGpus, Algorithm::kReduceScatter>(peers, call, epoch);
@@ -488,6 +558,9 @@ class PeerAllReduce {
       CUDA_CHECK(cudaSetDevice(d));
       CUDA_CHECK(cudaMalloc(&workspace_[d], workspace_bytes(gpus)));
       init_workspace(workspace_[d], gpus, nullptr);
+      int sms = 0;
+      CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d));
+      fewest_sms_ = d == 0 ? sms : std::min(fewest_sms_, sms);  // every GPU launches the same grid
     }
     for (int d = 0; d < gpus; ++d) {
       CUDA_CHECK(cudaSetDevice(d));
@@ -516,7 +589,7 @@ class PeerAllReduce {
   void run(Algorithm algorithm, const std::vector<float*>& in, const std::vector<float*>& out, size_t n,
            const std::vector<cudaStream_t>& streams, int only_gpus = -1, int pause_gpu = -1,
            unsigned long long pause_ns = 0) {
-    launch_all(algorithm, in, out, n, streams, only_gpus, pause_gpu, pause_ns, max_blocks_);
+    launch_all(algorithm, in, out, n, streams, only_gpus, pause_gpu, pause_ns, max_blocks_ ? max_blocks_ : fewest_sms_);
   }
 
   // [excerpt:copy-engine-gather]
@@ -598,6 +671,7 @@ class PeerAllReduce {
   cudaEvent_t scattered_[kMaxGpus] = {}, gathered_[kMaxGpus] = {};  // run_copy_engine_gather's
   Timeout* timeouts_ = nullptr;
   int max_blocks_ = 0;
+  int fewest_sms_ = 0;  // the grid's cap when max_blocks_ is 0: one block per SM of the smallest GPU
 };
 
 }  // namespace allreduce

@@ -11,6 +11,7 @@
 
 #include <cuda/atomic>
 
+#include <string>
 #include <vector>
 
 #include <tutorial/timer.cuh>
@@ -43,6 +44,44 @@ inline std::vector<double> intervals_ms(const std::vector<cudaEvent_t>& marks) {
   return ms;
 }
 
+/// Which GPUs reached a point of their stream: an event recorded there on each GPU. A GPU whose
+/// event is still pending never got there (its stream is stuck behind earlier work): the one a
+/// collective waits for. Queried from the watchdog's thread (the runtime is thread-safe).
+class Arrivals {
+ public:
+  explicit Arrivals(int gpus) : events_(gpus) {
+    for (int d = 0; d < gpus; ++d) {
+      CUDA_CHECK(cudaSetDevice(d));
+      CUDA_CHECK(cudaEventCreateWithFlags(&events_[d], cudaEventDisableTiming));
+    }
+  }
+  ~Arrivals() {
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);
+  }
+  Arrivals(const Arrivals&) = delete;
+  Arrivals& operator=(const Arrivals&) = delete;
+  void mark(const std::vector<cudaStream_t>& streams) {
+    for (size_t d = 0; d < events_.size(); ++d) {
+      CUDA_CHECK(cudaSetDevice(int(d)));
+      CUDA_CHECK(cudaEventRecord(events_[d], streams[d]));
+    }
+  }
+  /// "GPU 1" (or "GPUs 1, 3") for those that have not reached the last mark; empty if all have.
+  std::string missing() const {
+    std::string gpus;
+    int count = 0;
+    for (size_t d = 0; d < events_.size(); ++d)
+      if (cudaEventQuery(events_[d]) == cudaErrorNotReady) {
+        gpus += (count++ ? ", " : "") + std::to_string(d);
+      }
+    (void)cudaGetLastError();
+    return count ? (count > 1 ? "GPUs " : "GPU ") + gpus : "";
+  }
+
+ private:
+  std::vector<cudaEvent_t> events_;
+};
+
 /// Times \p run (which enqueues one run on every GPU's stream) \p runs times behind a gate,
 /// after \p warmup untimed runs. Returns the per-run times in milliseconds. A run that is a CUDA
 /// graph replay (hundreds of kernels) goes ungated (gated = false): the queue behind a closed gate
@@ -51,7 +90,8 @@ inline std::vector<double> intervals_ms(const std::vector<cudaEvent_t>& marks) {
 /// do not wait for the host anyway.
 class BatchTimer {
  public:
-  explicit BatchTimer(std::vector<cudaStream_t> streams) : streams_(std::move(streams)) {
+  explicit BatchTimer(std::vector<cudaStream_t> streams, Arrivals* arrivals = nullptr)
+      : streams_(std::move(streams)), arrivals_(arrivals) {
     CUDA_CHECK(cudaHostAlloc(&host_, 2 * sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable));
   }
   ~BatchTimer() { cudaFreeHost(host_); }
@@ -70,6 +110,7 @@ class BatchTimer {
       gate_kernel<<<1, 1, 0, streams_[d]>>>(host_, host_ + 1, 10'000'000'000ull);
       CUDA_CHECK_LAUNCH();
     }
+    if (arrivals_) arrivals_->mark(streams_);  // the batch's start, for the watchdog's message
     CUDA_CHECK(cudaSetDevice(0));
     std::vector<cudaEvent_t> marks(runs + 1);
     for (cudaEvent_t& mark : marks) CUDA_CHECK(cudaEventCreate(&mark));
@@ -90,6 +131,7 @@ class BatchTimer {
 
  private:
   std::vector<cudaStream_t> streams_;
+  Arrivals* arrivals_;
   int* host_ = nullptr;
 };
 

@@ -17,6 +17,8 @@
 #include <tutorial/table.hpp>
 #include <tutorial/verify.hpp>
 
+#include "watchdog.hpp"
+
 namespace multi_gpu {
 
 /// NVLink multicast (NVLS) can take a shared host's GPUs out of service: force it off for
@@ -29,6 +31,12 @@ inline void force_nvls_off() {
 }
 
 // [excerpt:require-gpus]
+/// --deadline-ms: the option every chapter 08 program takes (see watchdog.hpp).
+inline void add_deadline_option(tutorial::Cli& cli) {
+  cli.add_int("deadline-ms", "longest any wait may take before the job is aborted and the GPU or rank that did not "
+              "arrive is named", kDefaultDeadlineMs, 100, 600000);
+}
+
 /// The number of GPUs this machine has, all of which the program uses. Exits 77 (skipped)
 /// without a GPU, or with one GPU, since everything here needs two.
 inline int require_gpus() {
@@ -78,11 +86,13 @@ class GpuArray {
   /// non-blocking, so they do not wait for work on the default stream, and cudaMemcpy from
   /// pageable memory (like cudaMemset) may return before the GPU has finished.
   void upload(const std::vector<T>& host) {
+    auto wait = waiting("a copy to the GPU");
     CUDA_CHECK(cudaSetDevice(device_));
     CUDA_CHECK(cudaMemcpy(data_, host.data(), bytes(), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaDeviceSynchronize());
   }
   std::vector<T> download() const {
+    auto wait = waiting("a copy from the GPU (it waits for the GPU's earlier work)");
     std::vector<T> host(count_);
     CUDA_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));
     return host;
@@ -90,6 +100,7 @@ class GpuArray {
   /// All bytes 0xFF: a NaN for float, so an element nobody wrote cannot pass a check.
   /// Waits for it, as upload() does.
   void poison() {
+    auto wait = waiting("poisoning a buffer");
     CUDA_CHECK(cudaSetDevice(device_));
     CUDA_CHECK(cudaMemset(data_, 0xFF, bytes()));
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -144,6 +155,7 @@ inline std::vector<cudaStream_t> make_streams(int gpus) {
 }
 
 inline void synchronize_all(int gpus) {
+  auto wait = waiting("cudaDeviceSynchronize on every GPU");
   for (int d = 0; d < gpus; ++d) {
     CUDA_CHECK(cudaSetDevice(d));
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -204,6 +216,12 @@ __device__ inline unsigned long long globaltimer_ns() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
+}
+
+/// Keeps a GPU busy for \p ns nanoseconds: a GPU that falls behind its peers (tests only).
+__global__ void stall_kernel(unsigned long long ns) {
+  const unsigned long long begin = globaltimer_ns();
+  while (globaltimer_ns() - begin < ns) __nanosleep(1000);
 }
 
 /// "4KiB", "1MiB", "1GiB": a message size as the tables and figure names write it.

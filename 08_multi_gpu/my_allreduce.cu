@@ -112,6 +112,9 @@ int main(int argc, char** argv) {
   cli.add_flag("nccl-only", "NCCL only, timed in CUDA graphs at every size (for the NCCL_ALGO/PROTO sweep)");
   cli.add_flag("test-timeout", "launch on GPU 0 alone: its wait must time out and say so");
   cli.add_flag("call-again", "with --test-timeout: call again after the timeout, which must be refused");
+  cli.add_int("test-stall-gpu", "test: stall this GPU's stream (past the deadline) in the middle of the timed run; "
+              "the watchdog must name it and end the program", -1, -1, 7);
+  multi_gpu::add_deadline_option(cli);
   cli.parse_or_exit(argc, argv);
   const std::vector<size_t> counts = multi_gpu::message_counts(cli);  // floats per message
   if (cli.get_flag("nccl-only") && cli.get_flag("no-nccl")) {
@@ -122,9 +125,21 @@ int main(int argc, char** argv) {
 
   multi_gpu::force_nvls_off();
   const int gpus = multi_gpu::require_gpus();
+  // [excerpt:watchdog]
+  // Every wait under one deadline: past it, the watchdog names the GPU that did not arrive, aborts
+  // NCCL and ends the program (exit 1). Our kernels give up sooner, at half the deadline.
+  const long long deadline_ms = cli.get_int("deadline-ms");
+  multi_gpu::Watchdog watchdog(deadline_ms, "08_allreduce");
+  const unsigned long long kernel_timeout_ns = deadline_ms * 500'000ull;
+  // [/excerpt:watchdog]
+  if (cli.get_int("test-stall-gpu") >= gpus) {
+    std::fputs(cli.error_line(tutorial::format("--test-stall-gpu must name one of the %d GPUs", gpus)).c_str(), stderr);
+    return tutorial::kExitUsage;
+  }
   tutorial::Verifier verifier;
   multi_gpu::enable_all_peers(gpus, &verifier);
   std::vector<cudaStream_t> streams = multi_gpu::make_streams(gpus);
+  multi_gpu::Arrivals arrivals(gpus);
 
   if (cli.get_flag("test-timeout")) {
     allreduce::PeerAllReduce lonely(gpus, 200'000'000ull);  // 0.2 s
@@ -160,15 +175,28 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<allreduce::PeerAllReduce> mine;
   if (ours) {
-    mine = std::make_unique<allreduce::PeerAllReduce>(gpus);
+    mine = std::make_unique<allreduce::PeerAllReduce>(gpus, kernel_timeout_ns);
     mine->set_max_blocks(int(cli.get_int("max-blocks")));
   }
   std::vector<ncclComm_t> comms(gpus);
   std::vector<void*> registered;  // ncclCommRegister's handles: comm d's are [2d] and [2d + 1]
   if (nccl) {
     multi_gpu::require_matching_nccl();
+    auto wait = multi_gpu::waiting("ncclCommInitAll");
     NCCL_CHECK(ncclCommInitAll(comms.data(), gpus, nullptr));  // devices 0 .. gpus-1
+    // As PyTorch's watchdog does: ncclCommAbort from the watchdog's thread stops NCCL's kernels.
+    watchdog.add_abort([&comms] {
+      for (ncclComm_t comm : comms) ncclCommAbort(comm);
+    });
   }
+  watchdog.set_explain([&] {
+    std::string who = arrivals.missing();
+    who = who.empty() ? "every GPU reached the collective" : who + " never reached the collective (its stream is "
+                                                                   "stuck behind earlier work)";
+    for (int d = 0; mine && d < gpus; ++d)
+      if (mine->timeout(d).happened) who += "; " + allreduce::describe(mine->timeout(d));
+    return who;
+  });
   // [excerpt:nccl-call]
   auto nccl_all_reduce = [&](const std::vector<float*>& in, const std::vector<float*>& out, size_t n) {
     NCCL_CHECK(ncclGroupStart());  // one thread, many GPUs: queue all, then launch together
@@ -235,6 +263,7 @@ int main(int argc, char** argv) {
         CUDA_CHECK(cudaMemsetAsync(m.out[d], 0xFF, n * sizeof(float), streams[d]));  // NaN: unwritten fails
         CUDA_CHECK(cudaMemsetAsync(findings[d].data(), 0, sizeof(allreduce_check::Findings), streams[d]));
       }
+      arrivals.mark(streams);
       m.run(n);
       double worst = 0;
       for (int d = 0; d < gpus; ++d) {
@@ -278,7 +307,7 @@ int main(int argc, char** argv) {
     return verifier.finish("08_allreduce");
   }
 
-  multi_gpu::BatchTimer timer(streams);
+  multi_gpu::BatchTimer timer(streams, &arrivals);
   const double bus_factor = 2.0 * (gpus - 1) / gpus;
   const long long runs = cli.get_int("runs"), rounds = cli.get_int("rounds");
   const int graph_calls = int(cli.get_int("graph-calls"));
@@ -308,6 +337,14 @@ int main(int argc, char** argv) {
   for (size_t n : counts) {
     const size_t bytes = n * sizeof(float);
     const std::string label = size_label(bytes);
+    const int stall = int(cli.get_int("test-stall-gpu"));
+    if (stall >= 0 && n == counts[counts.size() / 2]) {  // in the middle of the run: a stream stuck for good
+      std::printf("Test: GPU %d's stream stalls now, before the %s batches.\n", stall, label.c_str());
+      std::fflush(stdout);
+      CUDA_CHECK(cudaSetDevice(stall));
+      multi_gpu::stall_kernel<<<1, 1, 0, streams[stall]>>>((deadline_ms + 60'000) * 1'000'000ull);
+      CUDA_CHECK_LAUNCH();
+    }
     const bool graphs_here = bytes <= size_t(cli.get_int("graph-max-bytes")) || !ours;
     // NCCL-only (the protocol sweep): fewer calls per graph for large messages, ~64 MiB per replay.
     const int calls = ours ? graph_calls : int(std::clamp<size_t>((64u << 20) / bytes, 1, size_t(graph_calls)));
