@@ -164,7 +164,8 @@ def main():
 # Scripts (with their arguments) that draw a figure from the record. Their own ctests (label
 # "record") check that each figure is what its script draws from the record now.
 FIGURES = [["07_optimization/plot_results.py"], ["05_nsys_profiling/nsys_timeline.py", "draw"],
-           ["07_optimization/tensor_cores/diagrams/energy_figure.py"], ["08_multi_gpu/figures/draw_figures.py"]]
+           ["07_optimization/tensor_cores/diagrams/energy_figure.py"], ["08_multi_gpu/figures/draw_figures.py"],
+           ["05_nsys_profiling/streams/draw_timeline.py"]]
 
 
 def redraw_figures():
