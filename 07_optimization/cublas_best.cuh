@@ -86,16 +86,27 @@ class CublasBest {
     CUBLAS_CHECK(matmul(algo_, alpha, A, B, beta, C));
   }
 
-  /// Which candidate won, and its time against the heuristic's first (after a timed choose()).
+  /// Which candidate won, what it is (cublasLt.h's numbers: algorithm id, cublasLtMatmulTile_t,
+  /// cublasLtMatmulStages_t, split-K), and its time against the heuristic's first.
   std::string chosen() const {
-    std::string line = tutorial::format("candidate %d of cublasLt's top %d", chosen_ + 1, candidates_);
+    std::string line = tutorial::format("candidate %d of cublasLt's top %d (algorithm %d, tile id %d, stages id %d, "
+                                        "split-K %d)",
+                                        chosen_ + 1, candidates_, config(CUBLASLT_ALGO_CONFIG_ID),
+                                        config(CUBLASLT_ALGO_CONFIG_TILE_ID), config(CUBLASLT_ALGO_CONFIG_STAGES_ID),
+                                        config(CUBLASLT_ALGO_CONFIG_SPLITK_NUM));
     if (first_ms_ > 0.0)
-      line += tutorial::format(" (heuristic order); its time is %.1f%% of the first's", 100.0 * best_ms_ / first_ms_);
+      line += tutorial::format("; its time is %.1f%% of the heuristic's first", 100.0 * best_ms_ / first_ms_);
     return line;
   }
   int chosen_index() const { return chosen_ + 1; }
 
  private:
+  int config(cublasLtMatmulAlgoConfigAttributes_t attribute) const {
+    int32_t value = 0;  // every attribute read here is a 32-bit integer
+    size_t written = 0;
+    CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo_, attribute, &value, sizeof value, &written));
+    return value;
+  }
   cublasStatus_t matmul(const cublasLtMatmulAlgo_t& algo, float alpha, const void* A, const void* B, float beta,
                         float* C) const {
     return cublasLtMatmul(handle_, op_, &alpha, A, a_, B, b_, &beta, C, c_, C, c_, &algo, workspace_.data(),

@@ -10,7 +10,17 @@
 // at the start (barriers initialised) and at the end (no more arrivals on our barriers).
 // Prediction: ~100% of cuBLAS BF16 (step 6 at ~97%): a third fewer bytes from L2 per stage,
 // which matters where L2 bandwidth, not the tensor pipe, sets the pace.
+//
+// Going deeper (--last-wave-split, launch_clusters_split): the last wave, split along K. When the
+// cluster tiles are not a whole number of waves, the last wave's few tiles keep a few clusters busy
+// while the rest idle. Split instead: each of those tiles' K range in `splits` chunks, one chunk per
+// cluster, so the whole GPU works on the last wave; the chunk-0 cluster of a tile (its owner) waits
+// for the other chunks' partial sums (fp32, in a global workspace, each counted on a flag), adds
+// them, and stores. Every cluster is resident at once (one per cluster slot), so the wait ends.
+// Prediction: ~1% at 8192 x 14336 x 8192 (27.15 waves: the 0.15 wave costs a whole one today).
 #include <cooperative_groups.h>
+
+#include <tutorial/buffer.cuh>
 
 #include "04_hopper.cuh"
 
@@ -36,6 +46,59 @@ struct SharedStorage {
 };
 constexpr size_t kSharedBytes = sizeof(SharedStorage) + 1024;
 
+/// The last wave's split: the workspace of partial sums, one flag per (tile, block, consumer)
+/// counting the chunks that have written theirs (the owner resets it to 0 for the next launch).
+struct LastWave {
+  int splits;         // K chunks per last-wave tile (1: no split, step 7 as it is)
+  float* partials;    // per (chunk unit, block, consumer): 128 threads x 128 accumulators
+  int* flags;
+};
+
+/// Work item \p item of the persistent loop: a whole cluster tile of the full waves, or one K
+/// chunk of a last-wave tile. Sets the tile, its k-tile range and the chunk (0: the owner).
+__device__ void work_item(int item, int full, int k_tiles, const LastWave& wave, int& tile, int& k_begin,
+                          int& k_end, int& chunk) {
+  if (item < full) {
+    tile = item, k_begin = 0, k_end = k_tiles, chunk = 0;
+    return;
+  }
+  const int unit = item - full;
+  tile = full + unit / wave.splits;
+  chunk = unit % wave.splits;
+  k_begin = chunk * k_tiles / wave.splits;
+  k_end = (chunk + 1) * k_tiles / wave.splits;
+}
+
+/// A split tile's partial sums, from one consumer warpgroup (128 threads) of one block: written by
+/// chunks 1.., added by the owner (chunk 0) once all are in, then stored by it. \p slot: this
+/// tile's (block, consumer); returns false where this warpgroup is not the owner (it stores nothing).
+__device__ bool combine_partials(float (&d)[128], const LastWave& wave, int last_tile, int chunk, int slot,
+                                 int barrier_id) {
+  const int thread = threadIdx.x % 128;
+  const auto sync_warpgroup = [barrier_id] { asm volatile("bar.sync %0, 128;\n" ::"r"(barrier_id) : "memory"); };
+  int* flag = &wave.flags[last_tile * 4 + slot];
+  const auto partial = [&](int c) { return wave.partials + size_t((last_tile * wave.splits + c) * 4 + slot) * 128 * 128; };
+  if (chunk > 0) {
+    float* mine = partial(chunk);
+#pragma unroll
+    for (int i = 0; i < 128; ++i) __stcg(&mine[i * 128 + thread], d[i]);
+    __threadfence();  // the partials reach L2 before the flag counts them
+    sync_warpgroup();
+    if (thread == 0) atomicAdd(flag, 1);
+    return false;
+  }
+  if (thread == 0)  // wait for the other chunks, and reset the flag for the next launch
+    while (atomicCAS(flag, wave.splits - 1, 0) != wave.splits - 1) __nanosleep(64);
+  sync_warpgroup();
+  __threadfence();
+  for (int c = 1; c < wave.splits; ++c) {
+    const float* theirs = partial(c);
+#pragma unroll
+    for (int i = 0; i < 128; ++i) d[i] += __ldcg(&theirs[i * 128 + thread]);
+  }
+  return true;
+}
+
 /// Both blocks of the cluster arrive and wait (every thread of each).
 __device__ void cluster_sync() {
   ptx::barrier_cluster_arrive();
@@ -44,7 +107,8 @@ __device__ void cluster_sync() {
 
 __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Tiles::kThreads, 1)
     tc_clusters(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                const __grid_constant__ CUtensorMap map_c, bool tma_store, int M, int N, int K, float* C) {
+                const __grid_constant__ CUtensorMap map_c, bool tma_store, int M, int N, int K, float* C,
+                const LastWave wave) {
   using T = Tiles;
   extern __shared__ unsigned char shared_bytes[];
   SharedStorage& s = aligned_shared<SharedStorage>(shared_bytes);
@@ -55,6 +119,10 @@ __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Ti
   const int pairs_m = ceil_div(ceil_div(M, T::BM), T::kClusterSize), tiles_n = ceil_div(N, T::BN);
   const int cluster_tiles = pairs_m * tiles_n;
   const int k_tiles = ceil_div(K, kBK);
+  // The full waves' tiles, then (split) the last wave's: splits work items each.
+  const int full = wave.splits > 1 ? cluster_tiles / clusters * clusters : cluster_tiles;
+  const int items = full + (cluster_tiles - full) * wave.splits;
+  int tile, k_begin, k_end, chunk;
   const int warpgroup = threadIdx.x / 128;
 
   if (threadIdx.x == 0) {
@@ -73,10 +141,11 @@ __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Ti
     if (threadIdx.x == 0) {
       // [excerpt:producer]
       const uint16_t both = (1u << T::kClusterSize) - 1;
-      for (int tile = cluster_id; tile < cluster_tiles; tile += clusters) {
+      for (int item = cluster_id; item < items; item += clusters) {
+        work_item(item, full, k_tiles, wave, tile, k_begin, k_end, chunk);
         grouped_tile<kTileRowsPerGroup / T::kClusterSize>(tile, pairs_m, tiles_n, pair_m, tile_n);
         const int tile_m = pair_m * T::kClusterSize + rank;
-        for (int t = 0; t < k_tiles; ++t, state.advance()) {
+        for (int t = k_begin; t < k_end; ++t, state.advance()) {
           barrier_wait(&s.empty[state.stage], state.phase ^ 1);
           barrier_arrive_expect_bytes(&s.full[state.stage], T::kStageBytes);
           tma_load(s.a[state.stage], &map_a, t * kBK, tile_m * T::BM, &s.full[state.stage]);
@@ -94,17 +163,18 @@ __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Ti
     const auto release = [&](int stage) {
       if (thread < T::kClusterSize) barrier_arrive_in_block(&s.empty[stage], thread);
     };
-    for (int tile = cluster_id; tile < cluster_tiles; tile += clusters) {
+    for (int item = cluster_id; item < items; item += clusters) {
+      work_item(item, full, k_tiles, wave, tile, k_begin, k_end, chunk);
       grouped_tile<kTileRowsPerGroup / T::kClusterSize>(tile, pairs_m, tiles_n, pair_m, tile_n);
       const int tile_m = pair_m * T::kClusterSize + rank;
       float d[128] = {};
       PipelineState<T::kStages> previous = state;
-      for (int t = 0; t < k_tiles; ++t, state.advance()) {
+      for (int t = k_begin; t < k_end; ++t, state.advance()) {
         barrier_wait(&s.full[state.stage], state.phase);
         wgmma_stage(d, s.a[state.stage] + consumer * 64 * kBK, s.b[state.stage]);
         wgmma_wait<1>();
         fence_accumulators(d);
-        if (t > 0) {
+        if (t > k_begin) {
           release(previous.stage);
           previous.advance();
         }
@@ -112,6 +182,7 @@ __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Ti
       wgmma_wait<0>();
       fence_accumulators(d);
       release(previous.stage);
+      if (item >= full && !combine_partials(d, wave, tile - full, chunk, rank * 2 + consumer, 3 + consumer)) continue;
       const int row0 = tile_m * T::BM + consumer * 64, col0 = tile_n * T::BN;
       if (tma_store)
         store_through_tma(&map_c, row0, col0, d, s.c[consumer], 1 + consumer);
@@ -123,9 +194,8 @@ __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Ti
   cluster_sync();  // the other block may still arrive on our barriers until it gets here
 }
 
-}  // namespace
-
-void launch_clusters(const Gemm& g) {
+/// Step 7; with \p split_last_wave, its last wave split along K (the Going-deeper experiment).
+void launch(const Gemm& g, bool split_last_wave) {
   using T = Tiles;
   allow_shared_bytes(tc_clusters, kSharedBytes);
   const CUtensorMap map_a = operand_map(g.A, g.M, g.K, g.ld, T::BM);
@@ -148,9 +218,29 @@ void launch_clusters(const Gemm& g) {
   }();
   const int cluster_tiles = ceil_div(ceil_div(g.M, T::BM), T::kClusterSize) * ceil_div(g.N, T::BN);
   const int clusters = std::max(1, std::min(cluster_tiles, resident));
+  LastWave wave{1, nullptr, nullptr};
+  const int last = cluster_tiles % clusters;  // tiles of a partial last wave (0: none)
+  if (split_last_wave && last > 0) {
+    // At most one chunk per cluster, at least one k-tile per chunk.
+    wave.splits = std::max(1, std::min(clusters / last, ceil_div(g.K, kBK)));
+    // Room for every cluster's chunk (the most there can be), allocated once; flags start at 0.
+    static tutorial::DeviceBuffer<float> partials(size_t(resident) * T::kClusterSize * T::kConsumers * 128 * 128);
+    static tutorial::DeviceBuffer<int> flags = [] {
+      tutorial::DeviceBuffer<int> zeros(size_t(resident) * T::kClusterSize * T::kConsumers);
+      CUDA_CHECK(cudaMemset(zeros.data(), 0, zeros.bytes()));
+      return zeros;
+    }();
+    wave.partials = partials.data();
+    wave.flags = flags.data();
+  }
   tc_clusters<<<clusters * T::kClusterSize, T::kThreads, kSharedBytes>>>(map_a, map_b, map_c, tma_store, g.M, g.N,
-                                                                         g.K, g.C);
+                                                                         g.K, g.C, wave);
   CUDA_CHECK_LAUNCH();
 }
+
+}  // namespace
+
+void launch_clusters(const Gemm& g) { launch(g, false); }
+void launch_clusters_split(const Gemm& g) { launch(g, true); }
 
 }  // namespace tc
