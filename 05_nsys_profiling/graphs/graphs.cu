@@ -35,7 +35,7 @@ cudaGraphExec_t capture_chain(cudaGraph_t& graph, int* values, int length, int a
   launch_chain(values, length, amount, stream);  // recorded, not run
   CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
   cudaGraphExec_t exec = nullptr;
-  CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));  // checked and prepared once
+  CUDA_CHECK(cudaGraphInstantiateWithFlags(&exec, graph, 0));  // checked and prepared once (CUDA 11.4-13)
   return exec;
 }
 // [/excerpt:capture]
@@ -200,7 +200,7 @@ int main(int argc, char** argv) {
   refused.add_row({"cudaMallocAsync + cudaFreeAsync", "cudaSuccess", "cudaSuccess"});
   refused.print();
   cudaGraphExec_t memory_exec = nullptr;
-  CUDA_CHECK(cudaGraphInstantiate(&memory_exec, with_memory, 0));
+  CUDA_CHECK(cudaGraphInstantiateWithFlags(&memory_exec, with_memory, 0));
   values.poison();
   CUDA_CHECK(cudaGraphLaunch(memory_exec, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
