@@ -312,7 +312,8 @@ int main(int argc, char** argv) {
   for (const Row& row : rows) {
     const std::string name = row.step->name;
     const tc::Spread spread = tc::spread(row.round_pct);
-    std::vector<std::string> cells = {name, tutorial::format_time(row.median_ms()), tutorial::format("%.2f", tflops(row)),
+    std::vector<std::string> cells = {name, tutorial::format_time(row.median_ms()),
+                                      tutorial::format("%.2f", tflops(row)),
                                       &row == &rows[0] ? "100.0%" : tutorial::format("%.1f%%", row.pct()),
                                       &row == &rows[0] ? "" : tutorial::format("%.1f-%.1f%%", spread.low, spread.high),
                                       tutorial::format("%d x %d", rounds, row.runs)};

@@ -46,6 +46,9 @@ struct SharedStorage {
 };
 constexpr size_t kSharedBytes = sizeof(SharedStorage) + 1024;
 
+/// Partial sums per split tile: one per (block of the cluster, consumer warpgroup).
+constexpr int kSlots = Tiles::kClusterSize * Tiles::kConsumers;
+
 /// The last wave's split: the workspace of partial sums, one flag per (tile, block, consumer)
 /// counting the chunks that have written theirs (the owner resets it to 0 for the next launch).
 struct LastWave {
@@ -76,8 +79,10 @@ __device__ bool combine_partials(float (&d)[128], const LastWave& wave, int last
                                  int barrier_id) {
   const int thread = threadIdx.x % 128;
   const auto sync_warpgroup = [barrier_id] { asm volatile("bar.sync %0, 128;\n" ::"r"(barrier_id) : "memory"); };
-  int* flag = &wave.flags[last_tile * 4 + slot];
-  const auto partial = [&](int c) { return wave.partials + size_t((last_tile * wave.splits + c) * 4 + slot) * 128 * 128; };
+  int* flag = &wave.flags[last_tile * kSlots + slot];
+  const auto partial = [&](int c) {
+    return wave.partials + size_t((last_tile * wave.splits + c) * kSlots + slot) * 128 * 128;
+  };
   if (chunk > 0) {
     float* mine = partial(chunk);
 #pragma unroll
@@ -182,7 +187,9 @@ __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Ti
       wgmma_wait<0>();
       fence_accumulators(d);
       release(previous.stage);
-      if (item >= full && !combine_partials(d, wave, tile - full, chunk, rank * 2 + consumer, 3 + consumer)) continue;
+      // A split tile: chunks 1.. hand their sums to the owner, which adds them and stores the tile.
+      const int slot = rank * T::kConsumers + consumer;
+      if (item >= full && !combine_partials(d, wave, tile - full, chunk, slot, 3 + consumer)) continue;
       const int row0 = tile_m * T::BM + consumer * 64, col0 = tile_n * T::BN;
       if (tma_store)
         store_through_tma(&map_c, row0, col0, d, s.c[consumer], 1 + consumer);
@@ -224,9 +231,9 @@ void launch(const Gemm& g, bool split_last_wave) {
     // At most one chunk per cluster, at least one k-tile per chunk.
     wave.splits = std::max(1, std::min(clusters / last, ceil_div(g.K, kBK)));
     // Room for every cluster's chunk (the most there can be), allocated once; flags start at 0.
-    static tutorial::DeviceBuffer<float> partials(size_t(resident) * T::kClusterSize * T::kConsumers * 128 * 128);
+    static tutorial::DeviceBuffer<float> partials(size_t(resident) * kSlots * 128 * 128);
     static tutorial::DeviceBuffer<int> flags = [] {
-      tutorial::DeviceBuffer<int> zeros(size_t(resident) * T::kClusterSize * T::kConsumers);
+      tutorial::DeviceBuffer<int> zeros(size_t(resident) * kSlots);
       CUDA_CHECK(cudaMemset(zeros.data(), 0, zeros.bytes()));
       return zeros;
     }();

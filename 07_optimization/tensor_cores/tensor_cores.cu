@@ -334,7 +334,8 @@ int main(int argc, char** argv) {
     return tutorial::kExitUsage;
   }
   const int runs = int(cli.get_int("runs")), rounds = int(cli.get_int("rounds")), only = int(cli.get_int("step"));
-  const bool check_only = cli.get_flag("check-only"), split = cli.get_flag("last-wave-split");
+  const bool check_only = cli.get_flag("check-only");
+  [[maybe_unused]] const bool split = cli.get_flag("last-wave-split");  // used where 4-7 are built
   const std::vector<Shape> shapes =
       m > 0 ? std::vector<Shape>{{m, n, k}}
             : std::vector<Shape>{{4096, 4096, 4096}, {6144, 6144, 6144}, {8192, 8192, 8192}, {8192, 14336, 8192}};
@@ -448,8 +449,9 @@ int main(int argc, char** argv) {
     tutorial::DeviceBuffer<float> C(size_t(s.M) * s.N);
     const RandomProblem random(s);
     // Row-major C (M x N) is column-major C^T = B * A^T: B's buffer (K x N, column-major) transposed.
-    best = std::make_unique<lab::CublasBest>(CUBLAS_OP_T, CUBLAS_OP_N, lab::LtMatrix{CUDA_R_16BF, s.K, s.N, random.in.ld},
-                                             lab::LtMatrix{CUDA_R_16BF, s.K, s.M, random.in.ld},
+    const int pitch = random.in.ld;
+    best = std::make_unique<lab::CublasBest>(CUBLAS_OP_T, CUBLAS_OP_N, lab::LtMatrix{CUDA_R_16BF, s.K, s.N, pitch},
+                                             lab::LtMatrix{CUDA_R_16BF, s.K, s.M, pitch},
                                              lab::LtMatrix{CUDA_R_32F, s.N, s.M, s.N}, CUBLAS_COMPUTE_32F);
     // Chosen before the checks (on the random inputs), so that they check the algorithm that races.
     best->choose(random.in.dB.data(), random.in.dA.data(), C.data(), !check_only);
