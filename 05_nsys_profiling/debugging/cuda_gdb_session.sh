@@ -30,6 +30,7 @@ trap 'rm -f "$commands"' EXIT
 cat > "$commands" <<GDB
 set pagination off
 set confirm off
+set breakpoint pending on
 break debugging.cu:$line if row == 69
 run
 info cuda kernels

@@ -6,6 +6,7 @@
 // Part 3 shows what capture refuses: a synchronizing call, and cudaMalloc against cudaMallocAsync.
 // Every result is a whole number known in advance: checked exactly.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <tutorial/buffer.cuh>
 #include <tutorial/cli.hpp>

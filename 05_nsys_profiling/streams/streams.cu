@@ -8,10 +8,10 @@
 // Part 3 shows what the default stream does to two other streams (legacy or per-thread,
 // decided when this file is compiled: see CMakeLists.txt's 05_streams_per_thread).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <tutorial/buffer.cuh>
 #include <tutorial/cli.hpp>
 #include <tutorial/device.cuh>
