@@ -52,6 +52,12 @@ class IpcAllReduce {
     }
     CUDA_CHECK(cudaHostAlloc(&timeout_, sizeof(allreduce::Timeout), cudaHostAllocMapped));
     *timeout_ = allreduce::Timeout{};
+    // Every rank launches the same grid: one block per SM of the smallest GPU (barriers pair block b
+    // with block b; a grid that still differs is refused by the kernels, never summed).
+    int sms = 0, device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    max_blocks_ = mpi_job::min_over_ranks(sms);
     mpi_job::barrier();  // every workspace is ready before any rank's first launch
   }
 
@@ -74,7 +80,7 @@ class IpcAllReduce {
   /// Enqueues this rank's part of out = sum over ranks of in, n floats, on \p stream. Every rank
   /// makes the same calls. (launch refuses to go on after a wait gave up: the flags no longer match.)
   void run(allreduce::Algorithm algorithm, size_t n, cudaStream_t stream) {
-    allreduce::launch(algorithm, peers_, rank_, world_, n, stream, timeout_, timeout_ns_);
+    allreduce::launch(algorithm, peers_, rank_, world_, n, stream, timeout_, timeout_ns_, 0, max_blocks_);
   }
 
   /// After the stream is synchronized: did a wait give up? (Its GPU numbers are ranks here.)
@@ -85,6 +91,7 @@ class IpcAllReduce {
   static constexpr int kBuffers = 3;
   int rank_, world_;
   unsigned long long timeout_ns_;
+  int max_blocks_ = 0;
   void* buffers_[allreduce::kMaxGpus][kBuffers] = {};
   allreduce::Peers peers_{};
   allreduce::Timeout* timeout_ = nullptr;

@@ -25,6 +25,7 @@
 #include <tutorial/cli.hpp>
 
 #include "allreduce.cuh"
+#include "allreduce_check.cuh"
 #include "batch_timer.cuh"
 #include "ipc_allreduce.cuh"
 #include "mpi_hang.cuh"
@@ -38,7 +39,7 @@ namespace {
 /// has queued its own (an MPI barrier), so all ranks start together.
 class GateTimer {
  public:
-  explicit GateTimer(cudaStream_t stream) : stream_(stream) {
+  GateTimer(cudaStream_t stream, mpi_job::Progress& progress) : stream_(stream), progress_(progress) {
     CUDA_CHECK(cudaHostAlloc(&host_, 2 * sizeof(int), cudaHostAllocMapped));
   }
   ~GateTimer() { cudaFreeHost(host_); }
@@ -46,8 +47,12 @@ class GateTimer {
   GateTimer& operator=(const GateTimer&) = delete;
 
   std::vector<double> time(const std::function<void()>& run, int runs) {
+    progress_.step();  // this rank reached the batch (the watchdog of a rank left waiting reads it)
     run();  // warm-up
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    {
+      auto wait = multi_gpu::waiting("the warm-up call (cudaStreamSynchronize)");
+      CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
     host_[0] = host_[1] = 0;  // gate closed, no timeout
     multi_gpu::gate_kernel<<<1, 1, 0, stream_>>>(host_, host_ + 1, 10'000'000'000ull);
     CUDA_CHECK_LAUNCH();
@@ -60,7 +65,10 @@ class GateTimer {
     }
     mpi_job::barrier();  // every rank has queued its batch
     cuda::atomic_ref<int, cuda::thread_scope_system>(host_[0]).store(1, cuda::memory_order_release);
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    {
+      auto wait = multi_gpu::waiting("a timed batch (cudaStreamSynchronize)");
+      CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
     if (host_[1]) {
       std::fprintf(stderr, "A gate waited 10 s for the host: queueing the batch blocked.\n");
       mpi_job::abort_job(tutorial::kExitFailure);
@@ -70,8 +78,44 @@ class GateTimer {
 
  private:
   cudaStream_t stream_;
+  mpi_job::Progress& progress_;
   int* host_ = nullptr;
 };
+
+// [excerpt:mpi-stress]
+/// --stress: calls cycling through our algorithms at random sizes, the same sequence on every rank
+/// (one seed), each rank's inputs made and its answers checked on its GPU, so the host never waits
+/// per call and the ranks drift apart as they will. Every 1000 calls the ranks post their progress.
+void stress(const mpi_job::Job& job, multi_gpu::IpcAllReduce& mine, size_t max_n, long long calls,
+            cudaStream_t stream, mpi_job::Progress& progress, tutorial::Verifier& verifier) {
+  multi_gpu::GpuArray<allreduce_check::Findings> findings(job.local_rank, 1);
+  CUDA_CHECK(cudaMemset(findings.data(), 0, sizeof(allreduce_check::Findings)));
+  std::mt19937_64 rng(2026);
+  const allreduce::Algorithm cycle[] = {allreduce::Algorithm::kOneShotLL, allreduce::Algorithm::kOneShot,
+                                        allreduce::Algorithm::kTwoStage};
+  for (long long c = 1; c <= calls; ++c) {
+    const allreduce::Algorithm a = cycle[c % 3];
+    const size_t top = std::min(allreduce::max_floats(a, job.world), max_n);
+    const size_t n = rng() % 4 == 0 ? 1 + rng() % 64 : std::max<size_t>(1, size_t(std::exp2(double(rng() % 1000) / 1000 *
+                                                                                               std::log2(double(top)))));
+    allreduce_check::fill_async(mine.in(), n, job.rank, unsigned(c), stream);
+    mine.run(a, n, stream);
+    allreduce_check::check_async(mine.out(), n, job.world, unsigned(c), findings.data(), true, stream);
+    if (c % 1000 == 0) progress.step();
+  }
+  {
+    auto wait = multi_gpu::waiting("the stress calls (cudaStreamSynchronize)");
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  const double wrong = mpi_job::max_over_ranks(double(findings.download()[0].wrong));
+  const bool timed_out = mpi_job::min_over_ranks(!mine.timed_out()) == 0;
+  std::printf("stress: %lld calls on %d ranks cycling LL / one-shot / two-stage at random sizes: %.0f wrong outputs "
+              "on the worst rank\n", calls, job.world, wrong);
+  verifier.expect(tutorial::format("stress: %lld calls over CUDA IPC, no wait timed out", calls), !timed_out);
+  verifier.expect(tutorial::format("stress: %lld calls over CUDA IPC, every output on every rank exact", calls),
+                  wrong == 0);
+}
+// [/excerpt:mpi-stress]
 
 /// Where each rank runs, for the first lines of the output (two hosts show two names).
 struct Place {
@@ -106,7 +150,9 @@ int main(int argc, char** argv) {
   cli.add_flag("nccl-debug", "NCCL_DEBUG=INFO: NCCL says which transport it chose");
   cli.add_flag("hang-nccl", "test: the last rank never calls NCCL's all-reduce; the others must notice and end the job");
   cli.add_flag("hang-mine", "test: the same with our own all-reduce's bounded wait");
-  cli.add_int("deadline-ms", "how long a hang test waits before it gives up", 2000, 10, 600000);
+  cli.add_int("stress", "test: this many calls of our kernels at random sizes, checked on the GPUs (0: none)", 0, 0,
+              10000000);
+  multi_gpu::add_deadline_option(cli);
   cli.parse_or_exit(argc, argv);
   const std::vector<size_t> counts = multi_gpu::message_counts(cli);  // floats per message
   if (cli.get_flag("nccl-only") && cli.get_flag("no-nccl")) {
@@ -124,6 +170,17 @@ int main(int argc, char** argv) {
   if (cli.get_flag("nccl-debug")) setenv("NCCL_DEBUG", "INFO", 1);
 
   const mpi_job::Job job = mpi_job::start(&argc, &argv);  // rank, world, and the rank on this host
+  // [excerpt:mpi-watchdog]
+  // Every wait under one deadline (watchdog.hpp). Each rank posts how far it got, and that it is
+  // alive, in memory the other ranks of its host read directly: past the deadline a rank left
+  // waiting names the rank that stopped answering or never came, aborts NCCL and ends (exit 1);
+  // mpirun then ends the job.
+  const long long deadline_ms = cli.get_int("deadline-ms");
+  multi_gpu::Watchdog watchdog(deadline_ms, tutorial::format("rank %d", job.rank));
+  mpi_job::Progress progress;
+  watchdog.set_tick([&progress] { progress.alive(); });
+  watchdog.set_explain([&progress, &job] { return progress.who_is_missing(job.rank); });
+  // [/excerpt:mpi-watchdog]
   // Only rank 0 prints the report; the others run the same checks on the same (every rank's)
   // numbers, so every rank ends with the same exit code. Errors still go to stderr from any rank.
   if (job.rank != 0 && !std::freopen("/dev/null", "w", stdout)) return tutorial::kExitFailure;
@@ -164,8 +221,8 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  const double deadline_s = cli.get_int("deadline-ms") / 1000.0;
-  if (cli.get_flag("hang-nccl")) return multi_gpu::hang_nccl(job, id, stream, deadline_s);
+  const double deadline_s = deadline_ms / 1000.0;
+  if (cli.get_flag("hang-nccl")) return multi_gpu::hang_nccl(job, id, stream, deadline_s, progress);
 
   // Our kernels need every rank on one host, each GPU able to reach the others.
   const bool one_host = job.local_world == job.world;
@@ -179,7 +236,7 @@ int main(int argc, char** argv) {
     mpi_job::finish();
     return tutorial::kExitNoGpu;
   }
-  if (cli.get_flag("hang-mine")) return multi_gpu::hang_mine(job, stream, deadline_s);
+  if (cli.get_flag("hang-mine")) return multi_gpu::hang_mine(job, stream, deadline_s, progress);
 
   const size_t max_n = *std::max_element(counts.begin(), counts.end());
   std::vector<size_t> checked = counts;  // and odd counts, exact too: the kernels' tails
@@ -192,7 +249,7 @@ int main(int argc, char** argv) {
   multi_gpu::GpuArray<float> own_in, own_out;  // NCCL's buffers when our all-reduce is left out
   float *in = nullptr, *out = nullptr;
   if (ipc) {
-    mine = std::make_unique<multi_gpu::IpcAllReduce>(job, max_n, stream);
+    mine = std::make_unique<multi_gpu::IpcAllReduce>(job, max_n, stream, deadline_ms * 500'000ull);
     in = mine->in();
     out = mine->out();
   } else {
@@ -202,7 +259,11 @@ int main(int argc, char** argv) {
     out = own_out.data();
   }
   ncclComm_t comm = nullptr;
-  if (nccl) NCCL_CHECK(ncclCommInitRank(&comm, job.world, id, job.rank));  // waits until all ranks join
+  if (nccl) {
+    auto wait = multi_gpu::waiting("ncclCommInitRank (it waits until every rank joins)");
+    NCCL_CHECK(ncclCommInitRank(&comm, job.world, id, job.rank));
+    watchdog.add_abort([&comm] { ncclCommAbort(comm); });  // stops NCCL's kernels, as PyTorch's watchdog does
+  }
 
   struct Method {
     std::string name;
@@ -221,7 +282,10 @@ int main(int argc, char** argv) {
       methods.push_back({allreduce::name(algorithm), [&, algorithm](size_t n) { mine->run(algorithm, n, stream); },
                          allreduce::max_floats(algorithm, job.world), int(algorithm)});
   auto finish_and_check = [&] {
-    CUDA_CHECK(cudaStreamSynchronize(stream));
+    {
+      auto wait = multi_gpu::waiting("an all-reduce (cudaStreamSynchronize)");
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
     if (mine && mpi_job::min_over_ranks(!mine->timed_out()) == 0) {
       if (mine->timed_out()) std::fprintf(stderr, "rank %d: %s\n", job.rank, allreduce::describe(mine->timeout()).c_str());
       mpi_job::abort_job(tutorial::kExitFailure);
@@ -229,10 +293,25 @@ int main(int argc, char** argv) {
     if (nccl) NCCL_CHECK_ASYNC(comm);
   };
   auto upload = [&](const std::vector<float>& host) {
+    auto wait = multi_gpu::waiting("a copy to the GPU");
     CUDA_CHECK(cudaMemcpy(in, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaDeviceSynchronize());  // the stream is non-blocking: it would not wait
   };
   tutorial::Verifier verifier;
+  if (cli.get_int("stress") > 0) {
+    if (!ipc) {
+      std::fprintf(stderr, "--stress runs our kernels, which need every rank on one host: skipping (exit code %d).\n",
+                   tutorial::kExitNoGpu);
+      mpi_job::finish();
+      return tutorial::kExitNoGpu;
+    }
+    stress(job, *mine, max_n, cli.get_int("stress"), stream, progress, verifier);
+    if (nccl) NCCL_CHECK(ncclCommDestroy(comm));
+    mine.reset();
+    const int code = verifier.finish("08_mpi_allreduce");
+    mpi_job::finish();
+    return code;
+  }
 
   {  // Exact answers: every method, every size, every rank (outputs poisoned first).
     std::vector<float> host(max_n), expected(max_n, 0.0f);
@@ -248,6 +327,7 @@ int main(int argc, char** argv) {
         CUDA_CHECK(cudaMemset(out, 0xFF, n * sizeof(float)));
         CUDA_CHECK(cudaDeviceSynchronize());
         mpi_job::barrier();  // no rank's kernel writes into a peer still poisoning
+        progress.step();
         m.run(n);
         finish_and_check();
         CUDA_CHECK(cudaMemcpy(got.data(), out, n * sizeof(float), cudaMemcpyDeviceToHost));
@@ -276,6 +356,7 @@ int main(int argc, char** argv) {
       CUDA_CHECK(cudaMemset(out, 0xFF, n * sizeof(float)));
       CUDA_CHECK(cudaDeviceSynchronize());
       mpi_job::barrier();
+      progress.step();
       m.run(n);
       finish_and_check();
       CUDA_CHECK(cudaMemcpy(got.data(), out, n * sizeof(float), cudaMemcpyDeviceToHost));
@@ -286,13 +367,14 @@ int main(int argc, char** argv) {
   }
 
   if (!cli.get_flag("check-only")) {
-    GateTimer timer(stream);
+    GateTimer timer(stream, progress);
     const int runs = int(cli.get_int("runs")), rounds = int(cli.get_int("rounds"));
     const double bus_factor = 2.0 * (job.world - 1) / job.world;
     std::printf("\n### All-reduce of fp32, %d processes%s (median of %d x %d runs each, interleaved; rank 0's clock)\n\n"
                 "Bus bandwidth = size / time x 2(n-1)/n = %.2f. Spread: the batches' medians, lowest to highest, "
                 "as a share of the median.\n\n", job.world, cli.get_flag("network") ? ", NCCL over sockets" : "",
                 rounds, runs, bus_factor);
+    std::fflush(stdout);  // the fault tests wait for this line before they stop a rank
     std::vector<std::string> header = {"Size"};
     for (const Method& m : methods) {
       header.push_back(m.name);

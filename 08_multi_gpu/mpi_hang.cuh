@@ -3,7 +3,10 @@
 ///
 /// When one rank never calls the all-reduce, every wait for it that has no deadline hangs the
 /// job: cudaStreamSynchronize, a blocking NCCL call, a spin-wait. Here rank world-1 skips the
-/// second call; the other ranks must notice within a deadline, name it, and end the whole job.
+/// second call and waits elsewhere, outside MPI, as a stuck rank does (in cudaStreamSynchronize,
+/// behind a kernel that runs for a minute); the other ranks must notice within a deadline, name it
+/// (from the progress counters in shared memory, which need nothing from the stuck rank), and end
+/// the whole job. These modes poll their own deadline; the watchdog is the net under every other wait.
 #pragma once
 
 #include <chrono>
@@ -34,7 +37,18 @@ inline double worst_over_ranks(double error) {
 /// communicator, poll instead of waiting: the stream (cudaStreamQuery) and NCCL's error
 /// (ncclCommGetAsyncError), against a deadline. Then ncclCommAbort, one line naming the rank
 /// that never came (read from every rank's progress counter), and the whole job ends non-zero.
-inline int hang_nccl(const mpi_job::Job& job, const ncclUniqueId& id, cudaStream_t stream, double deadline_s) {
+/// The absent rank: stuck in cudaStreamSynchronize behind a minute-long kernel, outside MPI and
+/// outside its watchdog's watch (its waits are not marked), until the others end the job.
+[[noreturn]] inline void stay_stuck(cudaStream_t stream) {
+  stall_kernel<<<1, 1, 0, stream>>>(60'000'000'000ull);
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::fprintf(stderr, "the absent rank waited a minute and nobody ended the job\n");
+  std::exit(tutorial::kExitFailure);
+}
+
+inline int hang_nccl(const mpi_job::Job& job, const ncclUniqueId& id, cudaStream_t stream, double deadline_s,
+                     mpi_job::Progress& progress) {
   // [excerpt:nonblocking-init]
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;  // NCCL calls return at once (ncclInProgress); we do the waiting, with a deadline
@@ -45,7 +59,6 @@ inline int hang_nccl(const mpi_job::Job& job, const ncclUniqueId& id, cudaStream
   ncclResult_t state = ncclInProgress;
   while (state == ncclInProgress) NCCL_CHECK(ncclCommGetAsyncError(comm, &state));
   NCCL_CHECK(state);
-  mpi_job::Progress progress;
   const size_t n = 1024;
   multi_gpu::GpuArray<float> in(job.local_rank, n), out(job.local_rank, n);
   std::vector<float> host(n), expected(n, 0.0f);
@@ -87,23 +100,18 @@ inline int hang_nccl(const mpi_job::Job& job, const ncclUniqueId& id, cudaStream
   if (error != 0) mpi_job::abort_job(tutorial::kExitFailure);
 
   const int missing = job.world - 1;
-  if (job.rank == missing) {  // call 2: this rank never comes; it waits elsewhere, as a stuck rank would
-    mpi_job::barrier();
-    return tutorial::kExitFailure;  // not reached: the others end the job
-  }
+  if (job.rank == missing) stay_stuck(stream);  // call 2: this rank never comes
   const auto called = Clock::now();
   all_reduce();
   // [excerpt:abort]
   if (!finished_by(deadline_s)) {
     const double noticed = seconds_since(called);
-    std::string absent;
-    for (int r = 0; r < job.world; ++r)
-      if (progress.read(r) < progress.read(job.rank)) absent += (absent.empty() ? "" : ", ") + std::to_string(r);
+    const std::string absent = progress.who_is_missing(job.rank);
     const ncclResult_t aborted = ncclCommAbort(comm);  // stops NCCL's kernels and threads
     if (aborted != ncclInProgress) NCCL_CHECK(aborted);
-    std::fprintf(stderr, "rank %d: all-reduce 2 not done after %.1f s (deadline %.1f s): rank %s never called it; "
-                 "communicator aborted in %.2f s, ending the job\n", job.rank, noticed, deadline_s,
-                 absent.empty() ? "?" : absent.c_str(), seconds_since(called) - noticed);
+    std::fprintf(stderr, "rank %d: all-reduce 2 not done after %.1f s (deadline %.1f s): %s; "
+                 "communicator aborted in %.2f s, ending the job\n", job.rank, noticed, deadline_s, absent.c_str(),
+                 seconds_since(called) - noticed);
     mpi_job::abort_job(tutorial::kExitFailure);
   }
   // [/excerpt:abort]
@@ -113,7 +121,7 @@ inline int hang_nccl(const mpi_job::Job& job, const ncclUniqueId& id, cudaStream
 
 /// --hang-mine: the same with our own kernel over IPC. Its waits are bounded on the GPU: the
 /// kernel gives up, says where, and the stream finishes; the host then names the absent rank.
-inline int hang_mine(const mpi_job::Job& job, cudaStream_t stream, double deadline_s) {
+inline int hang_mine(const mpi_job::Job& job, cudaStream_t stream, double deadline_s, mpi_job::Progress& progress) {
   const size_t n = 1024;
   multi_gpu::IpcAllReduce mine(job, n, stream, (unsigned long long)(deadline_s * 1e9));
   std::vector<float> host(n);
@@ -122,15 +130,14 @@ inline int hang_mine(const mpi_job::Job& job, cudaStream_t stream, double deadli
   CUDA_CHECK(cudaDeviceSynchronize());
   mpi_job::barrier();
   const allreduce::Algorithm algorithm = allreduce::pick(n * sizeof(float));
+  progress.step();
   mine.run(algorithm, n, stream);  // call 1, every rank
   CUDA_CHECK(cudaStreamSynchronize(stream));
   if (mpi_job::min_over_ranks(!mine.timed_out()) == 0) mpi_job::abort_job(tutorial::kExitFailure);
   const int missing = job.world - 1;
-  if (job.rank == missing) {
-    mpi_job::barrier();
-    return tutorial::kExitFailure;  // not reached
-  }
+  if (job.rank == missing) stay_stuck(stream);
   const auto called = Clock::now();
+  progress.step();
   mine.run(algorithm, n, stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));  // returns: the kernel's wait is bounded
   if (!mine.timed_out()) {

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <vector>
 
 namespace mpi_job {
 
@@ -33,23 +35,31 @@ int min_over_ranks(int value);
 /// Ends every process of the job with \p code (MPI_Abort): for a rank that cannot wait for the others.
 [[noreturn]] void abort_job(int code);
 
-/// A counter per rank that any rank can read while its owner is busy or stuck (one-sided MPI:
-/// passive-target reads need nothing from the owner). Ranks post how far they got, so that a
-/// rank that gave up waiting can say which one never came.
+/// How far every rank on this host got, readable by the others while its owner is busy, stuck or
+/// stopped: a counter and an "alive" clock per rank in shared memory (shm_open), read with plain loads.
+/// Not MPI: one-sided MPI reads can need the owner's help (Open MPI's osc/pt2pt makes progress only
+/// inside the owner's MPI calls), and a rank stuck in cudaStreamSynchronize makes none.
 class Progress {
  public:
-  Progress();
+  Progress();  ///< collective
   ~Progress();
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
-  /// Adds one to this rank's counter.
+  /// This rank reached its next collective call.
   void step();
-  /// Rank \p rank's counter, read without its help.
-  long read(int rank) const;
+  /// This rank is still running (its watchdog posts this ten times a deadline; a stopped process stops).
+  void alive();
+  /// Rank \p rank's count and how long since it last posted alive, if it shares this host.
+  bool read(int rank, long* count, double* silent_s) const;
+  /// One line for a watchdog: which ranks stopped answering or are behind this one.
+  std::string who_is_missing(int me) const;
 
  private:
-  void* window_;  // MPI_Win, kept opaque so this header needs no mpi.h
-  long* mine_ = nullptr;
+  struct Slot;
+  Slot* slots_ = nullptr;
+  size_t bytes_ = 0;
+  int me_ = 0;
+  std::vector<int> leader_, local_;  // per world rank: its host's first world rank, its rank on the host
 };
 
 }  // namespace mpi_job

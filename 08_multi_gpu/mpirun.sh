@@ -2,6 +2,7 @@
 # Starts a program as <np> processes with Open MPI's mpirun, one per GPU, as chapter 08's tests do:
 #
 #   08_multi_gpu/mpirun.sh 2 ./build/bin/08_mpi_allreduce [args...]
+#   08_multi_gpu/mpirun.sh all ./build/bin/08_mpi_allreduce [args...]   # one per GPU this machine has
 #
 # Every rank exits 77 when the GPUs are missing (they agree first), and mpirun passes on the
 # first non-zero exit status, so a skip stays a skip and a failure a failure.
@@ -12,6 +13,13 @@ if [ $# -lt 2 ]; then
 fi
 np=$1
 shift
+if [ "$np" = all ]; then
+  # The GPUs this process may use (CUDA_VISIBLE_DEVICES narrows them), at least two: with fewer the
+  # ranks start, find too few GPUs and skip (77), which is the right answer there.
+  np=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  [ -n "${CUDA_VISIBLE_DEVICES:-}" ] && np=$(tr ',' '\n' <<<"$CUDA_VISIBLE_DEVICES" | grep -c .)
+  [ "$np" -lt 2 ] && np=2
+fi
 if ! command -v mpirun >/dev/null; then
   echo "mpirun not found (Debian/Ubuntu: apt-get install openmpi-bin libopenmpi-dev). Skipping (exit code 77)."
   exit 77
@@ -24,7 +32,8 @@ flags=(-np "$np" --bind-to none -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MU
 # machine with fewer cores than ranks (CI) may still start them.
 flags+=(--oversubscribe)
 # -q: no banner of mpirun's own when a rank exits non-zero (a skip is exit 77); each rank says why.
-flags+=(-q)
+# MPIRUN_QUIET=0 keeps mpirun's lines (fault_test.sh: mpirun names a rank that was killed).
+[ "${MPIRUN_QUIET:-1}" = 1 ] && flags+=(-q)
 # Open MPI refuses to run as root unless told to; in a container the user is often root.
 [ "$(id -u)" -eq 0 ] && flags+=(--allow-run-as-root)
 exec mpirun "${flags[@]}" "$@"
