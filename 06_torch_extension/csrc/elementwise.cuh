@@ -10,8 +10,8 @@
 //
 // Peeling the head works for tensors misaligned alike (mean of x[1:] has one pointer). It cannot
 // help a view such as x[1:] with a fresh output: the output starts on a 16-byte boundary and the
-// input 4 bytes past one, and no head aligns both. Where every pointer is at least 8-byte aligned
-// (x[2:] with a fresh output), the same kernel runs with float2s (8-byte loads and stores); else
+// input 4 bytes past one, and no head aligns both. Where every pointer is equally far from an 8-byte
+// boundary (x[2:] with a fresh output: both on one), the same kernel runs with float2s; else
 // scalar_kernel moves every element one float at a time, several loads in flight per thread.
 // PyTorch's own kernels make the same choice: the widest vector (4, 2 or 1 floats) that every
 // pointer's alignment allows. (On an H200, GELU of x[2:] one float at a time fell short of PyTorch's
