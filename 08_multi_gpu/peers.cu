@@ -167,6 +167,7 @@ int main(int argc, char** argv) {
   cli.add_int("runs", "timed runs per copy and round (the median is reported)", 20, 1, 1000);
   cli.add_int("rounds", "rounds of the ways taking turns", 3, 1, 100);
   cli.add_flag("sweep", "also time the kernels over loads per thread, grid sizes and chunk sizes");
+  multi_gpu::add_deadline_option(cli);
   cli.add_flag("check-only", "verify every copy, time nothing");
   cli.parse_or_exit(argc, argv);
   const size_t n = size_t(cli.get_int("n"));
@@ -175,6 +176,7 @@ int main(int argc, char** argv) {
 
   multi_gpu::force_nvls_off();
   const int gpus = multi_gpu::require_gpus();
+  multi_gpu::Watchdog watchdog(cli.get_int("deadline-ms"), "08_peers");  // no wait may hang the program
   tutorial::Verifier verifier;
 
   // [excerpt:peer-attributes]
@@ -278,7 +280,10 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaMemset(mismatches.data(), 0, sizeof(unsigned long long)));
     count_mismatches<<<4 * sms[0], 256, 0, s0>>>(a, b, n, mismatches.data());
     CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaStreamSynchronize(s0));
+    {
+      auto wait = multi_gpu::waiting("the mismatch count (cudaStreamSynchronize)");
+      CUDA_CHECK(cudaStreamSynchronize(s0));
+    }
     return double(mismatches.download()[0]);
   };
   const bool on_host = n <= (size_t(1) << 24);

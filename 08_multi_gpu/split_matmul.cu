@@ -113,6 +113,7 @@ int main(int argc, char** argv) {
   cli.add_int("heat-ms", "before each timed batch, milliseconds of GEMMs on every GPU (0: none)", 100, 0, 10000);
   cli.add_string("timeline", "write each piece's start and end (ms) in the reported runs here, as CSV", "");
   cli.add_flag("sweep", "also time other schedules, and one GEMM on every GPU at once");
+  multi_gpu::add_deadline_option(cli);
   cli.add_flag("check-only", "verify, time nothing");
   cli.parse_or_exit(argc, argv);
   const size_t m = cli.get_int("m"), n = cli.get_int("n"), k = cli.get_int("k");
@@ -121,6 +122,7 @@ int main(int argc, char** argv) {
 
   multi_gpu::force_nvls_off();
   const int gpus = multi_gpu::require_gpus();
+  multi_gpu::Watchdog watchdog(cli.get_int("deadline-ms"), "08_split_matmul");  // no wait may hang the program
   if (n < size_t(gpus) * std::max(chunks, pieces)) {
     std::fputs(cli.error_line(tutorial::format("--n must be at least %d (GPUs x pieces)", gpus * std::max(chunks, pieces))).c_str(), stderr);
     return tutorial::kExitUsage;
