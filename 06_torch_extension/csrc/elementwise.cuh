@@ -149,21 +149,27 @@ __global__ void __launch_bounds__(kThreads) vector_kernel(Op op, Operands<N> t) 
 // issues them one at a time. The duplicate loads of element n - 1 are never stored.
 // A separate kernel, because registers are allocated per kernel: the unrolled loop needs more of
 // them, which in the float4 kernel would leave room for fewer threads per SM.
-template <typename Op, int N>
+// Index is int32_t where every index fits (kMaxInt32Elements), as in PyTorch's kernels: 64-bit
+// index arithmetic costs instructions per element, and GELU's tanhf leaves few to spare.
+constexpr int64_t kMaxInt32Elements = INT32_MAX / 2 - int64_t{kThreads} * kScalarUnroll;  // base + trip fits
+
+template <typename Index, typename Op, int N>
 __global__ void __launch_bounds__(kThreads) scalar_kernel(Op op, Operands<N> t) {
-  const int64_t trip = int64_t{gridDim.x} * blockDim.x * kScalarUnroll;
-  for (int64_t base = blockIdx.x * int64_t{blockDim.x} * kScalarUnroll + threadIdx.x; base < t.n; base += trip) {
+  const Index n = static_cast<Index>(t.n), threads = static_cast<Index>(blockDim.x);
+  const Index trip = static_cast<Index>(gridDim.x) * threads * kScalarUnroll;
+  for (Index base = static_cast<Index>(blockIdx.x) * threads * kScalarUnroll + static_cast<Index>(threadIdx.x);
+       base < n; base += trip) {
     float v[kScalarUnroll][N];
 #pragma unroll
     for (int u = 0; u < kScalarUnroll; ++u) {
-      const int64_t i = min(base + u * int64_t{blockDim.x}, t.n - 1);
+      const Index i = min(base + u * threads, n - 1);
 #pragma unroll
       for (int j = 0; j < N; ++j) v[u][j] = t.x[j][i];
     }
 #pragma unroll
     for (int u = 0; u < kScalarUnroll; ++u) {
-      const int64_t i = base + u * int64_t{blockDim.x};
-      if (i < t.n) t.y[i] = apply(op, v[u]);
+      const Index i = base + u * threads;
+      if (i < n) t.y[i] = apply(op, v[u]);
     }
   }
 }

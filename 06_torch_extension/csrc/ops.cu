@@ -148,8 +148,10 @@ at::Tensor launch_elementwise(Op op, const at::Tensor (&inputs)[N]) {
     vector_kernel<4><<<blocks_for(n, chunk(4)), kThreads, 0, stream>>>(op, t);
   } else if ((t.split = split(pointers, N + 1, n, 2)).aligned_alike) {
     vector_kernel<2><<<blocks_for(n, chunk(2)), kThreads, 0, stream>>>(op, t);
+  } else if (n <= kMaxInt32Elements) {
+    scalar_kernel<int32_t><<<blocks_for(n, int64_t{kThreads} * kScalarUnroll), kThreads, 0, stream>>>(op, t);
   } else {
-    scalar_kernel<<<blocks_for(n, int64_t{kThreads} * kScalarUnroll), kThreads, 0, stream>>>(op, t);
+    scalar_kernel<int64_t><<<blocks_for(n, int64_t{kThreads} * kScalarUnroll), kThreads, 0, stream>>>(op, t);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return y;
