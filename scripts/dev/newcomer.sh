@@ -33,6 +33,6 @@ echo "== newcomer: summary (logs in $out) =="
 printf '%s\n' "${summary[@]}"
 grep -h -A8 '% of copy, median' "$out/transpose_variants.log"
 grep -h 'Goal' "$out"/launch_params_*.log
-tail -n 8 "$out/gelu_views.log"
+tail -n 9 "$out/gelu_views.log"
 grep -h 'tests passed\|tests failed out of' "$out/ctest.log"
 grep -h 'ERROR SUMMARY' "$out/sanitize_06.log" | tail -n 1

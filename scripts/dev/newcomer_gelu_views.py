@@ -30,3 +30,9 @@ for op, (theirs, ours) in ops.items():
             shares.append(100 * benchmark(lambda: theirs(x), trials=10) / benchmark(lambda: ours(x), trials=10))
         print(f"{op:6} x[{k}:]  ours as % of PyTorch: median {statistics.median(shares):5.1f}% "
               f"[{min(shares):5.1f}, {max(shares):5.1f}] over {rounds} rounds; matches PyTorch: {close}")
+
+# The 64-bit-index path of the one-float-at-a-time kernel: a view x[1:] longer than 2^30 floats.
+big = torch.randn(2**30 + 8, device="cuda")
+view = big[1:]
+print(f"gelu of x[1:] at {view.numel()} floats (64-bit indices): matches PyTorch: "
+      f"{torch.allclose(cuda_course.gelu(view), checks.PYTORCH['gelu'](view), rtol=1e-5, atol=1e-6)}")
