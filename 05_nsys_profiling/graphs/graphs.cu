@@ -101,8 +101,7 @@ int main(int argc, char** argv) {
   tutorial::DeviceBuffer<int> values(kThreads);
 
   // Part 1: the chain, eager and as a graph; each verified (length x 1 from zero).
-  values.poison();
-  CUDA_CHECK(cudaMemsetAsync(values.data(), 0, values.bytes(), stream));
+  CUDA_CHECK(cudaMemsetAsync(values.data(), 0, values.bytes(), stream));  // the chain starts at 0
   launch_chain(values.data(), length, 1, stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));
   verifier.exact(tutorial::format("%d kernels launched one by one", length), max_error(values, length));
@@ -111,8 +110,7 @@ int main(int argc, char** argv) {
   const auto instantiate_start = std::chrono::steady_clock::now();
   cudaGraphExec_t exec = capture_chain(graph, values.data(), length, 1, stream);
   const double capture_us = microseconds_since(instantiate_start);
-  values.poison();
-  CUDA_CHECK(cudaMemsetAsync(values.data(), 0, values.bytes(), stream));
+  CUDA_CHECK(cudaMemsetAsync(values.data(), 0, values.bytes(), stream));  // the chain starts at 0
   CUDA_CHECK(cudaGraphLaunch(exec, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
   verifier.exact(tutorial::format("the same %d kernels as one graph", length), max_error(values, length));
@@ -172,8 +170,7 @@ int main(int argc, char** argv) {
   const bool updated = update_in_place(exec, graph_by_3);
   const double update_us = microseconds_since(update_start);
   verifier.expect("cudaGraphExecUpdate accepts a graph of the same shape", updated);
-  values.poison();
-  CUDA_CHECK(cudaMemsetAsync(values.data(), 0, values.bytes(), stream));
+  CUDA_CHECK(cudaMemsetAsync(values.data(), 0, values.bytes(), stream));  // the chain starts at 0
   CUDA_CHECK(cudaGraphLaunch(exec, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
   verifier.exact("the updated graph adds 3 per kernel", max_error(values, 3 * length));
@@ -202,7 +199,8 @@ int main(int argc, char** argv) {
   refused.print();
   cudaGraphExec_t memory_exec = nullptr;
   CUDA_CHECK(cudaGraphInstantiateWithFlags(&memory_exec, with_memory, 0));
-  values.poison();
+  // Poisoned in the graph's stream: `stream` does not wait for the legacy default stream.
+  CUDA_CHECK(cudaMemsetAsync(values.data(), 0xFF, values.bytes(), stream));
   CUDA_CHECK(cudaGraphLaunch(memory_exec, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
   std::printf("\n");
