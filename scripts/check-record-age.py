@@ -50,7 +50,7 @@ def records_by_chapter() -> dict[str, dict[str, list[str]]]:
     texts = {p.name: "\n".join(pages(p.name).values()) for p in ROOT.glob("[0-9][0-9]_*") if p.is_dir()}
     for path in sorted((ROOT / "docs/results/data").glob("*.json")):
         commit = (json.loads(path.read_text()).get("run") or {}).get("commit")
-        quoted = re.compile(rf"(GPU-[A-Z]+: |fig:|results/(data/)?){re.escape(path.stem)}\b(?![-.]\w)")
+        quoted = re.compile(rf"(GPU-[A-Z]+: |fig:|results/(data/)?){re.escape(path.stem)}\b")
         for chapter, text in texts.items():
             if commit and quoted.search(text):
                 chapters.setdefault(chapter, {}).setdefault(commit, []).append(path.stem)
