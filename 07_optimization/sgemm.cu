@@ -253,8 +253,8 @@ int main(int argc, char** argv) {
        [&best](int, int, int, float alpha, const float* A, const float* B, float beta, float* out) {
          best.run(alpha, B, A, beta, out);
        }},
-      {"cuBLAS Sgemm, pedantic fp32", std::cref(pedantic)},
-      {"cuBLAS Sgemm, default math", std::cref(default_math)},
+      {"cuBLAS, pedantic fp32", std::cref(pedantic)},
+      {"cuBLAS, default math", std::cref(default_math)},
       {"1 naive", sgemm::launch_naive},
       {"2 coalesced", sgemm::launch_coalesced},
       {"3 shared-memory tiling", sgemm::launch_shared_tiling},

@@ -11,13 +11,15 @@
 // Prediction: ~100% of cuBLAS BF16 (step 6 at ~97%): a third fewer bytes from L2 per stage,
 // which matters where L2 bandwidth, not the tensor pipe, sets the pace.
 //
-// Going deeper (--last-wave-split, launch_clusters_split): the last wave, split along K. When the
-// cluster tiles are not a whole number of waves, the last wave's few tiles keep a few clusters busy
-// while the rest idle. Split instead: each of those tiles' K range in `splits` chunks, one chunk per
-// cluster, so the whole GPU works on the last wave; the chunk-0 cluster of a tile (its owner) waits
-// for the other chunks' partial sums (fp32, in a global workspace, each counted on a flag), adds
-// them, and stores. Every cluster is resident at once (one per cluster slot), so the wait ends.
-// Prediction: ~1% at 8192 x 14336 x 8192 (27.15 waves: the 0.15 wave costs a whole one today).
+// Going deeper (--last-wave-split, launch_clusters_split): the last wave, stream-K. When the
+// cluster tiles are not a whole number of waves, the last wave's tiles keep a few clusters busy while
+// the rest idle. Instead, the last wave's k-tiles (tile after tile) are cut into one equal share per
+// cluster, as CUTLASS's stream-K scheduler does; a tile cut between clusters is finished by the
+// cluster holding its k = 0 (its owner), which waits for the others' partial sums (fp32, through a
+// global workspace, counted on a flag), adds them and stores. Every cluster is resident at once (one
+// per cluster slot) and a cluster waits only after its own hand-overs, so the wait ends.
+// Prediction: at most the idle part of the last wave: ~1% at 8192 x 14336 x 8192 (27.15 waves) and
+// 8192^3 (15.52), ~3% at 4096^3 (3.88), less the hand-over's reads and writes.
 #include <cooperative_groups.h>
 
 #include <tutorial/buffer.cuh>
@@ -46,45 +48,71 @@ struct SharedStorage {
 };
 constexpr size_t kSharedBytes = sizeof(SharedStorage) + 1024;
 
-/// Partial sums per split tile: one per (block of the cluster, consumer warpgroup).
+/// Partial sums per cluster: one per (block of the cluster, consumer warpgroup).
 constexpr int kSlots = Tiles::kClusterSize * Tiles::kConsumers;
 
-/// The last wave's split: the workspace of partial sums, one flag per (tile, block, consumer)
-/// counting the chunks that have written theirs (the owner resets it to 0 for the next launch).
+/// The last wave's split (off: step 7 as it is): the workspace of partial sums, one per (cluster,
+/// slot), and one flag per (last-wave tile, slot) counting the partial sums written for it.
 struct LastWave {
-  int splits;         // K chunks per last-wave tile (1: no split, step 7 as it is)
-  float* partials;    // per (chunk unit, block, consumer): 128 threads x 128 accumulators
-  int* flags;
+  bool split;
+  float* partials;  // per (cluster, slot): 128 threads x 128 accumulators
+  int* flags;       // back to 0 when the kernel ends (the owner resets it)
 };
 
-/// Work item \p item of the persistent loop: a whole cluster tile of the full waves, or one K
-/// chunk of a last-wave tile. Sets the tile, its k-tile range and the chunk (0: the owner).
-__device__ void work_item(int item, int full, int k_tiles, const LastWave& wave, int& tile, int& k_begin,
-                          int& k_end, int& chunk) {
-  if (item < full) {
-    tile = item, k_begin = 0, k_end = k_tiles, chunk = 0;
-    return;
-  }
-  const int unit = item - full;
-  tile = full + unit / wave.splits;
-  chunk = unit % wave.splits;
-  k_begin = chunk * k_tiles / wave.splits;
-  k_end = (chunk + 1) * k_tiles / wave.splits;
-}
+/// One piece of work: a cluster tile, or the k-tiles [k_begin, k_end) of one (split).
+struct Work {
+  int tile, k_begin, k_end;
+};
 
-/// A split tile's partial sums, from one consumer warpgroup (128 threads) of one block: written by
-/// chunks 1.., added by the owner (chunk 0) once all are in, then stored by it. \p slot: this
-/// tile's (block, consumer); returns false where this warpgroup is not the owner (it stores nothing).
-__device__ bool combine_partials(float (&d)[128], const LastWave& wave, int last_tile, int chunk, int slot,
-                                 int barrier_id) {
-  const int thread = threadIdx.x % 128;
+// [excerpt:walk]
+/// A cluster's walk: the full waves' tiles, whole, then (split) its share of the last wave, stream-K:
+/// the last wave's k-tiles in a row (tile by tile), cut into one equal share per cluster; a share
+/// cut at tile boundaries is one or two pieces (a share is shorter than a tile).
+struct Walk {
+  int clusters, cluster_id, cluster_tiles, k_tiles, full, work;
+  __device__ Walk(int c, int id, int tiles, int k, bool split)
+      : clusters(c), cluster_id(id), cluster_tiles(tiles), k_tiles(k),
+        full(split ? tiles / c * c : tiles), work((tiles - full) * k) {}
+  /// First k-tile (in the last wave's row) of cluster c's share; begin(c + 1) ends it.
+  __device__ int begin(int c) const { return c * work / clusters; }
+  /// Piece j of this cluster's walk; false when there is none.
+  __device__ bool piece(int j, Work& w) const {
+    const int tile = cluster_id + j * clusters;
+    if (tile < full) {
+      w = {tile, 0, k_tiles};
+      return true;
+    }
+    const int end = begin(cluster_id + 1);
+    int from = begin(cluster_id);
+    for (int skip = j - full / clusters; skip > 0 && from < end; --skip) from = (from / k_tiles + 1) * k_tiles;
+    if (from >= end) return false;
+    const int t = from / k_tiles;  // the last wave's tile t
+    w = {full + t, from - t * k_tiles, min(end - t * k_tiles, k_tiles)};
+    return true;
+  }
+  /// The cluster whose share holds k-tile x of the last wave's row.
+  __device__ int holder(int x) const {
+    int c = min(x * clusters / max(work, 1), clusters - 1);
+    while (begin(c + 1) <= x) ++c;
+    while (begin(c) > x) --c;
+    return c;
+  }
+};
+// [/excerpt:walk]
+
+// [excerpt:combine]
+/// A piece of a split tile, from one consumer warpgroup (128 threads) of one block. A piece that
+/// does not start at k = 0 writes its partial sums and counts them on the tile's flag; the piece
+/// that does (the owner) waits for the others' (the clusters after it whose shares reach into its
+/// tile), adds them, and returns true: it stores the tile. \p slot: this (block, consumer).
+__device__ bool combine_partials(float (&d)[128], const LastWave& wave, const Walk& walk, const Work& w,
+                                 int slot, int barrier_id) {
+  const int thread = threadIdx.x % 128, t = w.tile - walk.full;
   const auto sync_warpgroup = [barrier_id] { asm volatile("bar.sync %0, 128;\n" ::"r"(barrier_id) : "memory"); };
-  int* flag = &wave.flags[last_tile * kSlots + slot];
-  const auto partial = [&](int c) {
-    return wave.partials + size_t((last_tile * wave.splits + c) * kSlots + slot) * 128 * 128;
-  };
-  if (chunk > 0) {
-    float* mine = partial(chunk);
+  const auto partial = [&](int c) { return wave.partials + size_t(c * kSlots + slot) * 128 * 128; };
+  int* flag = &wave.flags[t * kSlots + slot];
+  if (w.k_begin > 0) {
+    float* mine = partial(walk.cluster_id);
 #pragma unroll
     for (int i = 0; i < 128; ++i) __stcg(&mine[i * 128 + thread], d[i]);
     __threadfence();  // the partials reach L2 before the flag counts them
@@ -92,17 +120,23 @@ __device__ bool combine_partials(float (&d)[128], const LastWave& wave, int last
     if (thread == 0) atomicAdd(flag, 1);
     return false;
   }
-  if (thread == 0)  // wait for the other chunks, and reset the flag for the next launch
-    while (atomicCAS(flag, wave.splits - 1, 0) != wave.splits - 1) __nanosleep(64);
+  const int last = walk.holder((t + 1) * walk.k_tiles - 1);
+  int others = 0;  // clusters after this one with a piece of this tile (a share may be empty)
+  for (int c = walk.cluster_id + 1; c <= last; ++c) others += walk.begin(c) < walk.begin(c + 1);
+  if (others == 0) return true;
+  if (thread == 0)  // wait for the others, and reset the flag for the next launch
+    while (atomicCAS(flag, others, 0) != others) __nanosleep(64);
   sync_warpgroup();
   __threadfence();
-  for (int c = 1; c < wave.splits; ++c) {
+  for (int c = walk.cluster_id + 1; c <= last; ++c) {
+    if (walk.begin(c) == walk.begin(c + 1)) continue;
     const float* theirs = partial(c);
 #pragma unroll
     for (int i = 0; i < 128; ++i) d[i] += __ldcg(&theirs[i * 128 + thread]);
   }
   return true;
 }
+// [/excerpt:combine]
 
 /// Both blocks of the cluster arrive and wait (every thread of each).
 __device__ void cluster_sync() {
@@ -124,10 +158,8 @@ __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Ti
   const int pairs_m = ceil_div(ceil_div(M, T::BM), T::kClusterSize), tiles_n = ceil_div(N, T::BN);
   const int cluster_tiles = pairs_m * tiles_n;
   const int k_tiles = ceil_div(K, kBK);
-  // The full waves' tiles, then (split) the last wave's: splits work items each.
-  const int full = wave.splits > 1 ? cluster_tiles / clusters * clusters : cluster_tiles;
-  const int items = full + (cluster_tiles - full) * wave.splits;
-  int tile, k_begin, k_end, chunk;
+  const Walk walk(clusters, cluster_id, cluster_tiles, k_tiles, wave.split);
+  Work w;
   const int warpgroup = threadIdx.x / 128;
 
   if (threadIdx.x == 0) {
@@ -146,11 +178,10 @@ __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Ti
     if (threadIdx.x == 0) {
       // [excerpt:producer]
       const uint16_t both = (1u << T::kClusterSize) - 1;
-      for (int item = cluster_id; item < items; item += clusters) {
-        work_item(item, full, k_tiles, wave, tile, k_begin, k_end, chunk);
-        grouped_tile<kTileRowsPerGroup / T::kClusterSize>(tile, pairs_m, tiles_n, pair_m, tile_n);
+      for (int j = 0; walk.piece(j, w); ++j) {
+        grouped_tile<kTileRowsPerGroup / T::kClusterSize>(w.tile, pairs_m, tiles_n, pair_m, tile_n);
         const int tile_m = pair_m * T::kClusterSize + rank;
-        for (int t = k_begin; t < k_end; ++t, state.advance()) {
+        for (int t = w.k_begin; t < w.k_end; ++t, state.advance()) {
           barrier_wait(&s.empty[state.stage], state.phase ^ 1);
           barrier_arrive_expect_bytes(&s.full[state.stage], T::kStageBytes);
           tma_load(s.a[state.stage], &map_a, t * kBK, tile_m * T::BM, &s.full[state.stage]);
@@ -168,18 +199,17 @@ __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Ti
     const auto release = [&](int stage) {
       if (thread < T::kClusterSize) barrier_arrive_in_block(&s.empty[stage], thread);
     };
-    for (int item = cluster_id; item < items; item += clusters) {
-      work_item(item, full, k_tiles, wave, tile, k_begin, k_end, chunk);
-      grouped_tile<kTileRowsPerGroup / T::kClusterSize>(tile, pairs_m, tiles_n, pair_m, tile_n);
+    for (int j = 0; walk.piece(j, w); ++j) {
+      grouped_tile<kTileRowsPerGroup / T::kClusterSize>(w.tile, pairs_m, tiles_n, pair_m, tile_n);
       const int tile_m = pair_m * T::kClusterSize + rank;
       float d[128] = {};
       PipelineState<T::kStages> previous = state;
-      for (int t = k_begin; t < k_end; ++t, state.advance()) {
+      for (int t = w.k_begin; t < w.k_end; ++t, state.advance()) {
         barrier_wait(&s.full[state.stage], state.phase);
         wgmma_stage(d, s.a[state.stage] + consumer * 64 * kBK, s.b[state.stage]);
         wgmma_wait<1>();
         fence_accumulators(d);
-        if (t > k_begin) {
+        if (t > w.k_begin) {
           release(previous.stage);
           previous.advance();
         }
@@ -187,9 +217,9 @@ __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Ti
       wgmma_wait<0>();
       fence_accumulators(d);
       release(previous.stage);
-      // A split tile: chunks 1.. hand their sums to the owner, which adds them and stores the tile.
+      // A split tile: its later pieces hand their sums to the owner, which adds them and stores it.
       const int slot = rank * T::kConsumers + consumer;
-      if (item >= full && !combine_partials(d, wave, tile - full, chunk, slot, 3 + consumer)) continue;
+      if (w.tile >= walk.full && !combine_partials(d, wave, walk, w, slot, 3 + consumer)) continue;
       const int row0 = tile_m * T::BM + consumer * 64, col0 = tile_n * T::BN;
       if (tma_store)
         store_through_tma(&map_c, row0, col0, d, s.c[consumer], 1 + consumer);
@@ -225,12 +255,8 @@ void launch(const Gemm& g, bool split_last_wave) {
   }();
   const int cluster_tiles = ceil_div(ceil_div(g.M, T::BM), T::kClusterSize) * ceil_div(g.N, T::BN);
   const int clusters = std::max(1, std::min(cluster_tiles, resident));
-  LastWave wave{1, nullptr, nullptr};
-  const int last = cluster_tiles % clusters;  // tiles of a partial last wave (0: none)
-  if (split_last_wave && last > 0) {
-    // At most one chunk per cluster, at least one k-tile per chunk.
-    wave.splits = std::max(1, std::min(clusters / last, ceil_div(g.K, kBK)));
-    // Room for every cluster's chunk (the most there can be), allocated once; flags start at 0.
+  LastWave wave{split_last_wave && cluster_tiles % clusters > 0, nullptr, nullptr};
+  if (wave.split) {  // the workspace: allocated once, for as many clusters as can run; flags start at 0
     static tutorial::DeviceBuffer<float> partials(size_t(resident) * kSlots * 128 * 128);
     static tutorial::DeviceBuffer<int> flags = [] {
       tutorial::DeviceBuffer<int> zeros(size_t(resident) * kSlots);
