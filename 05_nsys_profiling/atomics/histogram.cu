@@ -33,7 +33,8 @@ __device__ void for_each_byte(const uint8_t* data, size_t n, Count&& count) {
   for (size_t v = first; __any_sync(0xFFFFFFFF, v < vectors); v += stride) {
     const bool valid = v < vectors;
     const uint4 packed = valid ? reinterpret_cast<const uint4*>(data)[v] : uint4{};
-    for (uint32_t word : {packed.x, packed.y, packed.z, packed.w})
+    const uint32_t words[4] = {packed.x, packed.y, packed.z, packed.w};
+    for (uint32_t word : words)
       for (int b = 0; b < 4; ++b) count((word >> (8 * b)) & 0xFF, valid);
   }
   const size_t tail = vectors * 16 + first;  // at most 15 bytes: the grid's first warp takes them
