@@ -9,6 +9,7 @@ out=${1:?usage: $0 <output folder>}
 mkdir -p "$out"
 bin=build/bin
 summary=()
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 
 # run <name> <seconds> <command...>: the full log in $out/<name>.log; the exit status, the goal
 # lines and any failed check into the summary.
@@ -44,7 +45,7 @@ summary+=("    $(tail -1 "$out/cuda_gdb.log")")
 sanitize() {
   local tool=$1 name=$2
   shift 2
-  run "sanitize_${tool}_$name" 25 compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 "$@"
+  run "sanitize_${tool}_$name" 25 "$sanitizer" --tool "$tool" --error-exitcode 99 --print-limit 20 "$@"
   summary+=("    $(grep -E 'ERROR SUMMARY' "$out/sanitize_${tool}_$name.log" | tail -1)")
 }
 sanitize memcheck streams "$bin/05_streams" --n 65536 --chunks 4 --check-only --skip-part3
