@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "multi_gpu.cuh"
 
@@ -45,10 +46,6 @@ inline const char* name(Algorithm algorithm) {
 /// The largest messages the one-shots take: each GPU keeps 2 x (GPUs) slots of their size.
 constexpr size_t kOneShotMaxFloats = (4 << 20) / sizeof(float);
 constexpr size_t kLLMaxFloats = (1 << 20) / sizeof(float);
-/// From here up, one process lets the copy engines do the all-gather (run_copy_engine_gather; the
-/// pick in 08_allreduce's table): at 256 MiB and 1 GiB it beat our all-gather kernel on 2 x H200; at
-/// 16 MiB the events cost more than they saved.
-constexpr size_t kCopyEngineGatherBytes = size_t(256) << 20;
 
 /// Every GPU's buffers, as pointers valid on the launching GPU (its own, peer-mapped, or IPC-opened).
 struct Peers {
@@ -139,14 +136,64 @@ inline std::string describe(const Timeout& t) {
 }
 
 // [excerpt:pick]
-/// LL up to 256 KiB, one-shot up to 4 MiB, then two-stage: where each was fastest on two GPUs
-/// joined by NVLink (08_allreduce's table). Small messages are all latency: fewest steps wins.
-inline Algorithm pick(size_t bytes) {
-  return bytes <= (256 << 10) ? Algorithm::kOneShotLL
-         : bytes <= kOneShotMaxFloats * sizeof(float) ? Algorithm::kOneShot
-                                                       : Algorithm::kTwoStage;
+/// Bytes each GPU sends for a message of S bytes on n GPUs, what its links must carry: the LL
+/// one-shot pushes every byte to n - 1 peers in lines that are half epoch, the one-shot pushes it once
+/// to each, the two-stage sends 1/n of it n - 1 times in each of its two halves.
+inline double bytes_sent(Algorithm algorithm, int gpus, double bytes) {
+  return algorithm == Algorithm::kOneShotLL ? 2.0 * (gpus - 1) * bytes
+         : algorithm == Algorithm::kOneShot ? double(gpus - 1) * bytes
+                                            : 2.0 * (gpus - 1) / gpus * bytes;
+}
+
+/// One way to all-reduce, modelled as t(S) = alpha + bytes_sent(S) / beta: alpha is what a call
+/// costs however small, beta the rate its bytes leave at. Both are measured on this machine, with
+/// this many GPUs (calibrate), so the pick follows the GPU count: on two GPUs the one-shot and the
+/// two-stage send the same bytes, on four the one-shot sends 1.5 times as many.
+struct Candidate {
+  std::string name;
+  Algorithm model;             // whose bytes_sent it follows (the copy-engine gather: two-stage's)
+  size_t small_bytes, large_bytes;  // the two sizes it is timed at
+  size_t max_bytes;                 // the largest message it takes
+  double alpha_us = 0, beta_gbs = 0;
+  double predict_us(int gpus, size_t bytes) const {
+    return alpha_us + bytes_sent(model, gpus, double(bytes)) / (beta_gbs * 1e3);  // GB/s = 1e3 bytes/us
+  }
+};
+
+/// Fits each candidate's alpha and beta from its two sizes; time_us(candidate, bytes) times one call.
+template <typename TimeUs>
+void calibrate(std::vector<Candidate>& candidates, int gpus, TimeUs&& time_us) {
+  for (Candidate& c : candidates) {
+    const double t_small = time_us(c, c.small_bytes), t_large = time_us(c, c.large_bytes);
+    const double b_small = bytes_sent(c.model, gpus, double(c.small_bytes));
+    const double us_per_byte = std::max(1e-9, (t_large - t_small) / (bytes_sent(c.model, gpus, double(c.large_bytes)) - b_small));
+    c.beta_gbs = 1e-3 / us_per_byte;
+    c.alpha_us = std::max(0.0, t_small - b_small * us_per_byte);
+  }
+}
+
+/// The candidate the model predicts fastest for a message of \p bytes (among those that take it).
+inline size_t pick(const std::vector<Candidate>& candidates, int gpus, size_t bytes) {
+  size_t best = SIZE_MAX;
+  for (size_t k = 0; k < candidates.size(); ++k)
+    if (bytes <= candidates[k].max_bytes &&
+        (best == SIZE_MAX || candidates[k].predict_us(gpus, bytes) < candidates[best].predict_us(gpus, bytes)))
+      best = k;
+  return best;
 }
 // [/excerpt:pick]
+
+/// Our three kernels as candidates, each timed at 4 KiB and at the largest message it takes, at most
+/// 64 MiB and at most \p largest_bytes (the program's buffers).
+inline std::vector<Candidate> kernel_candidates(int gpus, size_t largest_bytes) {
+  std::vector<Candidate> candidates;
+  for (Algorithm a : {Algorithm::kOneShotLL, Algorithm::kOneShot, Algorithm::kTwoStage}) {
+    const size_t max_bytes = max_floats(a, gpus) * sizeof(float);
+    const size_t large = std::min({max_bytes, largest_bytes, size_t(64) << 20});
+    if (large > (4u << 10)) candidates.push_back({name(a), a, 4u << 10, large, max_bytes});
+  }
+  return candidates;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Device side.

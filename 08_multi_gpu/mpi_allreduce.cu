@@ -369,6 +369,20 @@ int main(int argc, char** argv) {
   if (!cli.get_flag("check-only")) {
     GateTimer timer(stream, progress);
     const int runs = int(cli.get_int("runs")), rounds = int(cli.get_int("rounds"));
+    // The pick, as in 08_allreduce: each kernel timed at two sizes, alpha and beta fitted, before the
+    // timed sizes. Every rank fits the slowest rank's times, so all ranks pick alike.
+    std::vector<allreduce::Candidate> candidates;
+    if (ipc && nccl) {
+      candidates = allreduce::kernel_candidates(job.world, max_n * sizeof(float));
+      allreduce::calibrate(candidates, job.world, [&](const allreduce::Candidate& c, size_t bytes) {
+        const std::vector<double> t = timer.time([&] { mine->run(c.model, bytes / sizeof(float), stream); }, 10);
+        return mpi_job::max_over_ranks(tutorial::summarize(t).median_ms * 1e3);
+      });
+      for (const allreduce::Candidate& c : candidates)
+        std::printf("Model: %s, alpha %.2f us, beta %.1f GB/s sent per GPU (timed at %s and %s)\n", c.name.c_str(),
+                    c.alpha_us, c.beta_gbs, multi_gpu::size_label(c.small_bytes).c_str(),
+                    multi_gpu::size_label(c.large_bytes).c_str());
+    }
     const double bus_factor = 2.0 * (job.world - 1) / job.world;
     std::printf("\n### All-reduce of fp32, %d processes%s (median of %d x %d runs each, interleaved; rank 0's clock)\n\n"
                 "Bus bandwidth = size / time x 2(n-1)/n = %.2f. Spread: the batches' medians, lowest to highest, "
@@ -416,7 +430,7 @@ int main(int argc, char** argv) {
         verifier.figure("nccl_busbw_" + label, std::round(busbw(median[0]) * 10) / 10);
       }
       if (ipc && nccl) {
-        const allreduce::Algorithm picked = allreduce::pick(bytes);
+        const allreduce::Algorithm picked = candidates[allreduce::pick(candidates, job.world, bytes)].model;
         double t_pick = NAN;
         for (size_t k = 0; k < methods.size(); ++k)
           if (methods[k].algorithm == int(picked)) t_pick = median[k];

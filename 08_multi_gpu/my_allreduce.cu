@@ -327,12 +327,41 @@ int main(int argc, char** argv) {
   };
   auto index_of = [&](Algorithm a) { return index_named(allreduce::name(a)); };
   const size_t nccl_index = 0, floor_index = methods.size() - 1, reg_index = index_named("NCCL registered");
+  std::vector<allreduce::Candidate> candidates;
+  if (ours) {
+    // [excerpt:calibrate]
+    // The pick, made before any size is timed: every candidate timed at two sizes (eager batches,
+    // 10 runs), its alpha and beta fitted, then at each size the one the model predicts fastest.
+    candidates = allreduce::kernel_candidates(gpus, max_n * sizeof(float));
+    if (max_n * sizeof(float) >= (32u << 20))  // the copy engines gather from 16 MiB up
+      candidates.push_back({"two-stage, copy-engine gather", Algorithm::kTwoStage, 16u << 20,
+                            std::min<size_t>(max_n * sizeof(float), 256u << 20), SIZE_MAX});
+    allreduce::calibrate(candidates, gpus, [&](const allreduce::Candidate& c, size_t bytes) {
+      const Method& m = methods[index_named(c.name)];
+      return median(timer.time([&] { m.run(bytes / sizeof(float)); }, 10)) * 1e3;
+    });
+    // [/excerpt:calibrate]
+    tutorial::Table fit({"Candidate", "timed at", "alpha (us)", "beta (GB/s sent per GPU)"});
+    for (const allreduce::Candidate& c : candidates) {
+      fit.add_row({c.name, size_label(c.small_bytes) + ", " + size_label(c.large_bytes),
+                   tutorial::format("%.2f", c.alpha_us), tutorial::format("%.1f", c.beta_gbs)});
+      const std::string key = c.name == "one-shot LL" ? "ll" : c.name == "one-shot" ? "one_shot"
+                              : c.name == "two-stage" ? "two_stage" : "ce_gather";
+      verifier.figure("fit_alpha_us_" + key, std::round(c.alpha_us * 100) / 100);
+      verifier.figure("fit_beta_gbs_" + key, round1(c.beta_gbs));
+    }
+    std::printf("### The model, fitted on this machine before the timed sizes: t = alpha + bytes sent per GPU / beta\n\n");
+    fit.print();
+    std::printf("\n");
+  }
   std::vector<std::string> header = {"Size"};
   for (const Method& m : methods) header.push_back(m.name);
-  header.insert(header.end(), {"picked", "vs NCCL", "spread", "picked bus GB/s", "NCCL bus GB/s"});
+  header.insert(header.end(), {"picked", "vs NCCL", "spread", "picked bus GB/s", "NCCL bus GB/s", "model's time",
+                               "ours fastest", "pick vs fastest", "8 GPUs: model's pick"});
   tutorial::Table eager_table(header), sweep_table({"Size", "NCCL in a graph", "spread", "bus GB/s"}), graph_table({"Size", "empty kernel eager", "empty kernel graph", "NCCL eager",
                                                     "NCCL graph", "picked eager", "picked graph", "graph: picked vs NCCL"});
   double eager_worst = INFINITY, small_worst = INFINITY, large_worst = INFINITY, graph_small_worst = INFINITY;
+  double pick_worst = INFINITY, pick_worst_spread = 0;
   double graph_256k = NAN, busbw_largest = NAN, ce_busbw_largest = NAN, kernel_busbw_largest = NAN;
   for (size_t n : counts) {
     const size_t bytes = n * sizeof(float);
@@ -380,18 +409,33 @@ int main(int argc, char** argv) {
       verifier.figure("nccl_graph_busbw_" + label, round1(busbw(t)));
       continue;
     }
-    // The pick by size: allreduce::pick's kernel, or from kCopyEngineGatherBytes up the copy-engine gather.
-    const bool gather = bytes >= allreduce::kCopyEngineGatherBytes;
-    const size_t picked = gather ? index_named("two-stage, copy-engine gather") : index_of(allreduce::pick(bytes));
+    const allreduce::Candidate& chosen = candidates[allreduce::pick(candidates, gpus, bytes)];
+    const size_t picked = index_named(chosen.name);
     const double t_nccl = median(samples[nccl_index].eager);
     const double t_reg = reg_index == SIZE_MAX ? INFINITY : median(samples[reg_index].eager);
     const double t_best_nccl = std::min(t_nccl, t_reg), t_pick = median(samples[picked].eager);
+    size_t fastest = picked;  // of ours, measured
+    for (const allreduce::Candidate& c : candidates) {
+      const size_t k = index_named(c.name);
+      if (!samples[k].eager.empty() && median(samples[k].eager) < median(samples[fastest].eager)) fastest = k;
+    }
+    const double t_fastest = median(samples[fastest].eager);
+    if (t_fastest / t_pick < pick_worst) {
+      pick_worst = t_fastest / t_pick;
+      pick_worst_spread = std::max(spread_pct(samples[picked].eager), spread_pct(samples[fastest].eager));
+    }
+    const allreduce::Candidate& at8 = candidates[allreduce::pick(candidates, 8, bytes)];
     std::vector<std::string> row = {label};
     for (const Samples& s : samples) row.push_back(s.eager.empty() ? "-" : tutorial::format_time(median(s.eager)));
     row.insert(row.end(), {methods[picked].name, tutorial::format("%.2fx", t_best_nccl / t_pick),
                            tutorial::format("%.1f%%", spread_pct(samples[picked].eager)),
-                           tutorial::format("%.1f", busbw(t_pick)), tutorial::format("%.1f", busbw(t_best_nccl))});
+                           tutorial::format("%.1f", busbw(t_pick)), tutorial::format("%.1f", busbw(t_best_nccl)),
+                           tutorial::format_time(chosen.predict_us(gpus, bytes) / 1e3), methods[fastest].name,
+                           tutorial::format("%.1f%%", 100 * t_fastest / t_pick),
+                           tutorial::format("%s, %s", at8.name.c_str(), tutorial::format_time(at8.predict_us(8, bytes) / 1e3).c_str())});
     eager_table.add_row(row);
+    verifier.figure("model_us_" + label, round1(chosen.predict_us(gpus, bytes)));
+    verifier.figure("model_8gpus_us_" + label, round1(at8.predict_us(8, bytes)));
     verifier.figure("nccl_us_" + label, round1(t_nccl * 1e3));
     if (reg_index != SIZE_MAX) verifier.figure("nccl_registered_us_" + label, round1(t_reg * 1e3));
     verifier.figure("mine_us_" + label, round1(t_pick * 1e3));
@@ -483,6 +527,12 @@ int main(int argc, char** argv) {
     verifier.goal("in CUDA graphs, ours vs NCCL at 256 KiB", graph_256k, 2.0, "x");
   }
   verifier.goal("eager, ours vs NCCL's best (plain or registered), worst size", eager_worst, 1.0, "x");
+  if (std::isfinite(pick_worst)) {  // within 5%, or within the spread where that is wider
+    verifier.figure("pick_pct_of_fastest_worst", round1(100 * pick_worst));
+    verifier.figure("pick_spread_pct_at_worst", round1(pick_worst_spread));
+    verifier.goal(tutorial::format("the model's pick as a share of our fastest, worst size (spread there %.1f%%)",
+                                   pick_worst_spread), 100 * pick_worst, std::min(95.0, 100 - pick_worst_spread), "%");
+  }
   if (std::isfinite(large_worst))
     verifier.goal("ours vs NCCL's best, worst of 256 MiB and 1 GiB", large_worst, 1.0, "x");
   if (std::isfinite(copy_gbs))
