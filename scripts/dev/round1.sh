@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # One development call on the four-GPU machine: build, the helpers' one-GPU lanes side by side,
 # then chapter 08's tests on every GPU, time-boxed to the call. usage: scripts/dev/round1.sh <out>
+# (everything packed into <out>/all.tgz: a lent machine sends back at most 8 files)
 set -uo pipefail
-out=$1
+dest=$1
+out=/tmp/round1
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 mkdir -p "$out"
 { nvidia-smi -L; nvidia-smi topo -m; nvcc --version | tail -1; } > "$out/machine.txt" 2>&1
@@ -18,4 +20,4 @@ left=$((575 - SECONDS))
 timeout -k 5 "$left" ctest --test-dir build -R '^08_' -LE benchmark --output-on-failure --timeout 150 > "$out/ctest08.log" 2>&1
 echo "ctest08 exit $? after $SECONDS s"
 grep -E "tests passed|\*\*\*|Failed|Not Run|Timeout" "$out/ctest08.log" | head -40
-cd "$out" && tar czf ../r1.tgz . 2>/dev/null; mv ../r1.tgz "$out/all.tgz"
+tar czf "$dest/all.tgz" -C /tmp round1
