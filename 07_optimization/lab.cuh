@@ -210,6 +210,26 @@ tutorial::Timing time_step(Launch&& launch, int max_runs, double budget_ms = 150
   return tutorial::time_gpu(launch, plan);
 }
 
+/// How many timed runs a batch of \p launch needs to last \p batch_ms (within [at_least, at_most]),
+/// from one probing run: the races' batches (07_sgemm, 07_tensor_cores).
+template <typename Launch>
+int batch_runs(Launch&& launch, double batch_ms, int at_least, int at_most) {
+  tutorial::EventTimer probe;
+  probe.start();
+  launch();
+  probe.stop();
+  const double once = std::max(double(probe.elapsed_ms()), 1e-3);
+  return int(std::clamp(std::ceil(batch_ms / once), double(at_least), double(at_most)));
+}
+
+/// The race's order of rows 1..count-1 in round \p round: shuffled, the same in every run.
+inline std::vector<size_t> round_order(size_t count, int round) {
+  std::vector<size_t> order(count - 1);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i + 1;
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[mix(round, i) % i]);
+  return order;
+}
+
 /// "97.3%"
 inline std::string percent(double part, double whole) {
   return tutorial::format("%.1f%%", 100.0 * part / whole);

@@ -172,20 +172,10 @@ struct Row {
 /// each one's batch right after a batch of cuBLAS's best, both with the same warm-up.
 template <typename Launch>
 void race(std::vector<Row>& rows, Launch&& launch, int rounds, int min_runs) {
-  for (Row& row : rows) {  // runs per batch, from one probing run
-    tutorial::EventTimer probe;
-    probe.start();
-    launch(*row.step);
-    probe.stop();
-    const double once = std::max(double(probe.elapsed_ms()), 1e-3);
-    row.runs = int(std::clamp(std::ceil(kBatchMs / once), double(min_runs), double(kMaxBatchRuns)));
-  }
-  std::vector<size_t> order(rows.size() - 1);
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i + 1;
+  for (Row& row : rows) row.runs = lab::batch_runs([&] { launch(*row.step); }, kBatchMs, min_runs, kMaxBatchRuns);
   Row& cublas = rows[0];
   for (int round = 0; round < rounds; ++round) {
-    for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[lab::mix(round, i) % i]);
-    for (size_t r : order) {
+    for (size_t r : lab::round_order(rows.size(), round)) {
       const auto batch = [&](const Row& row) {
         return tutorial::time_gpu_runs([&] { launch(*row.step); }, tutorial::TimingPlan{kWarmup, row.runs}, nullptr,
                                        [] {}, [] {});

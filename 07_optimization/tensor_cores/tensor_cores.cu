@@ -264,28 +264,14 @@ struct Row {
   double pj_per_flop() const { return 1e12 * drawn.joules() / (flops * double(ms.size())); }
 };
 
-/// How many timed runs a batch of \p launch needs to last kBatchMs, from one probing run.
-template <typename Launch>
-int batch_runs(Launch&& launch, int at_least) {
-  tutorial::EventTimer probe;
-  probe.start();
-  launch();
-  probe.stop();
-  const double once = std::max(double(probe.elapsed_ms()), 1e-3);
-  return int(std::clamp(std::ceil(kBatchMs / once), double(at_least), double(kMaxBatchRuns)));
-}
-
 /// The fair race of one shape: \p rounds rounds; in each, every row but cuBLAS (rows[0]) in a
 /// shuffled order, each one's batch right after a batch of cuBLAS, both with the same warm-up.
 void race(std::vector<Row>& rows, const tc::Gemm& g, int rounds, int runs, tc::Sampler& sampler) {
   constexpr int kWarmup = 3;
-  for (Row& row : rows) row.runs = batch_runs([&] { row.step->launch(g); }, runs);
-  std::vector<size_t> order(rows.size() - 1);
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i + 1;
+  for (Row& row : rows) row.runs = lab::batch_runs([&] { row.step->launch(g); }, kBatchMs, runs, kMaxBatchRuns);
   Row& cublas = rows[0];
   for (int round = 0; round < rounds; ++round) {
-    for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[lab::mix(round, i) % i]);
-    for (size_t r : order) {
+    for (size_t r : lab::round_order(rows.size(), round)) {
       Row& row = rows[r];
       std::vector<double> beside_batch, row_batch;
       const tc::Drawn beside =
