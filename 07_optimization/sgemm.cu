@@ -39,6 +39,7 @@
 #include "sgemm/06_vectorized.cuh"
 #include "sgemm/07_warptiling.cuh"
 #include "sgemm/08_tile_sweep.cuh"
+#include "sgemm/09_register_prefetch.cuh"
 #include "tensor_cores/power_window.hpp"  // tc::spread, tc::round_share: the race's statistics
 
 namespace {
@@ -206,13 +207,14 @@ int main(int argc, char** argv) {
   cli.add_int("step",
               "run only this step (1-8, 8 with all its tile configurations; 0: all); cuBLAS always runs",
               0, 0, 8);
+  cli.add_flag("register-prefetch", "also 8f: 8d with its fragments double-buffered in registers (Going deeper)");
   cli.add_flag("check-only", "verify every step, time nothing");
   cli.parse_or_exit(argc, argv);
   const int M = static_cast<int>(cli.get_int("m")), N = static_cast<int>(cli.get_int("n")),
             K = static_cast<int>(cli.get_int("k"));
   const int runs = static_cast<int>(cli.get_int("runs")), rounds = static_cast<int>(cli.get_int("rounds"));
   const int only = static_cast<int>(cli.get_int("step"));
-  const bool check_only = cli.get_flag("check-only");
+  const bool check_only = cli.get_flag("check-only"), prefetch = cli.get_flag("register-prefetch");
 
   tutorial::require_gpu();
   // Device: A, B, C0 of one test problem, C, and the timing inputs A and B.
@@ -256,6 +258,7 @@ int main(int argc, char** argv) {
   constexpr size_t kLibraries = 3;  // the cuBLAS rows: always run, the limit
   for (const sgemm::TileConfig& tiles : sweep)
     all.push_back({tiles.label + " double buffering", tiles.launch, &tiles});
+  if (prefetch) all.push_back({"8f 8d, fragments prefetched in registers", sgemm::launch_register_prefetch});
   std::vector<const Step*> steps;  // cuBLAS, and the steps asked for
   for (size_t s = 0; s < all.size(); ++s)
     if (s < kLibraries || only == 0 || std::atoi(all[s].name.c_str()) == only) steps.push_back(&all[s]);
@@ -298,6 +301,7 @@ int main(int argc, char** argv) {
               rounds);
   lab::Ladder table({"Step", "Time", "TFLOP/s", "% of cuBLAS", "rounds: lowest-highest", "runs"});
   const Row* fastest = nullptr;  // the fastest of step 8's configurations (none: step 8 did not run)
+  const Row* prefetched = nullptr;  // 8f (--register-prefetch)
   double best_tflops = 0.0, best_pct = 0.0;
   for (const Row& row : rows) {
     const std::string name = row.step->name;
@@ -324,6 +328,7 @@ int main(int argc, char** argv) {
       best_pct = row.pct();
     }
     if (row.step->tiles && (!fastest || row.median_ms() < fastest->median_ms())) fastest = &row;
+    if (key == "step8f") prefetched = &row;
     table.add_step(row.median_ms(), cells, verifier);
   }
   table.print();
@@ -343,6 +348,9 @@ int main(int argc, char** argv) {
                 95, "%");
   verifier.goal("step 8 (fastest tile configuration) vs cuBLAS's best fp32, moonshot",
                 std::round(10 * fastest->pct()) / 10, 100, "%");
+  if (prefetched)
+    verifier.goal("8f (8d, fragments prefetched in registers; Going deeper) vs cuBLAS's best fp32",
+                  std::round(10 * prefetched->pct()) / 10, 95, "%");
   std::printf("\n### Step 8's tile configurations, as compiled for this GPU\n\n");
   tutorial::Table tiles(sgemm::tile_columns());
   for (const Step* step : steps)
