@@ -24,9 +24,9 @@ shares() {  # shares <name> <row regex>: each shape's row of the race (time, TFL
   while IFS= read -r line; do summary+=("$line"); done < "$out/$1.shares"
 }
 
-# Checks at odd shapes: the split (3 shapes with a partial last wave), 07_sgemm (cuBLAS's best is
-# now its reference above 2^30 multiply-adds) and 07_tensor_cores' usual ones.
-run ctest 75 ctest --test-dir build -R '^07_(tensor_cores\.(split|size_65|size_1000|verify)|sgemm\.(verify|size_33x65|size_4097))' \
+# Checks at odd shapes: the split (3 shapes with a partial last wave), 8f (4 shapes), 07_sgemm (cuBLAS's
+# best is now its reference above 2^30 multiply-adds) and 07_tensor_cores' usual ones.
+run ctest 75 ctest --test-dir build -R '^07_(tensor_cores\.(split|size_65|verify)|sgemm\.(verify|prefetch|size_4097))' \
   --output-on-failure
 note "    $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1)"
 
@@ -40,20 +40,23 @@ sanitize() {  # sanitize <tool> <name> <command...>
 # k-tiles go to 12 clusters (the other shares are empty).
 sanitize memcheck tc_split "$bin/07_tensor_cores" --m 5800 --n 700 --k 200 --step 7 --last-wave-split --check-only
 sanitize racecheck tc_split "$bin/07_tensor_cores" --m 5800 --n 700 --k 200 --step 7 --last-wave-split --check-only
-sanitize memcheck sgemm_lt "$bin/07_sgemm" --m 65 --n 33 --k 17 --step 8 --check-only
+sanitize memcheck sgemm_8f "$bin/07_sgemm" --m 65 --n 33 --k 17 --step 8 --register-prefetch --check-only
+sanitize racecheck sgemm_8f "$bin/07_sgemm" --m 128 --n 128 --k 32 --step 8 --register-prefetch --check-only
 
 # The short race: 2 rounds, step 7 and its split beside cuBLAS's best, at the four shapes.
 run tc_race 90 "$bin/07_tensor_cores" --step 7 --rounds 2 --last-wave-split
 shares tc_race '7 |x7'
-run sgemm_4096 30 "$bin/07_sgemm" --m 4096 --n 4096 --k 4096 --step 8 --rounds 2
+run sgemm_4096 30 "$bin/07_sgemm" --m 4096 --n 4096 --k 4096 --step 8 --rounds 2 --register-prefetch
+shares sgemm_4096 '8d|8f'
 grep -h "cuBLAS's best at" "$out/tc_race.log" "$out/sgemm_4096.log" > "$out/cublas_best.txt"  # which candidates won
 
-# ncu (clocks as the GPU sets them): cuBLAS's SGEMM kernels by name, and step 7 vs its split.
+# ncu (clocks as the GPU sets them): cuBLAS's SGEMM kernels by name (8d's and 8f's times beside them, in
+# the log), and step 7 vs its split.
 if (( SECONDS > 170 )); then
   note "ncu skipped: ${SECONDS} s used of the 4 minutes"
 elif command -v ncu > /dev/null; then
   run ncu_sgemm 25 ncu --clock-control none --metrics gpu__time_duration.sum,launch__registers_per_thread \
-    -c 12 "$bin/07_sgemm" --m 4096 --n 4096 --k 4096 --step 8 --check-only
+    -c 14 "$bin/07_sgemm" --m 4096 --n 4096 --k 4096 --step 8 --register-prefetch --check-only
   # cuBLAS's kernels (the course's are sgemm_<step>): their names carry tile sizes and stages.
   grep -E 'gemm.*(Context|CC [0-9])' "$out/ncu_sgemm.log" | grep -vE '^ *(void )?sgemm_' | cut -c1-110 | sort |
     uniq -c | head -3 | sed 's/^/    /' > "$out/ncu_sgemm.names"
