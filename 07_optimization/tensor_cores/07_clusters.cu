@@ -100,6 +100,13 @@ struct Walk {
 };
 // [/excerpt:walk]
 
+/// The GPU's global timer, in nanoseconds.
+__device__ uint64_t global_ns() {
+  uint64_t ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
+}
+
 // [excerpt:combine]
 /// A piece of a split tile, from one consumer warpgroup (128 threads) of one block. A piece that
 /// does not start at k = 0 writes its partial sums and counts them on the tile's flag; the piece
@@ -124,8 +131,16 @@ __device__ bool combine_partials(float (&d)[128], const LastWave& wave, const Wa
   int others = 0;  // clusters after this one with a piece of this tile (a share may be empty)
   for (int c = walk.cluster_id + 1; c <= last; ++c) others += walk.begin(c) < walk.begin(c + 1);
   if (others == 0) return true;
-  if (thread == 0)  // wait for the others, and reset the flag for the next launch
-    while (atomicCAS(flag, others, 0) != others) __nanosleep(64);
+  if (thread == 0) {  // wait for the others, and reset the flag for the next launch
+    const uint64_t since = global_ns();
+    while (atomicCAS(flag, others, 0) != others) {
+      __nanosleep(64);
+      if (global_ns() - since > 10'000'000'000ull) {  // never, unless a cluster could not start: say so
+        printf("tc_clusters: a last-wave tile waited 10 s for %d partial sums (are all clusters resident?)\n", others);
+        __trap();
+      }
+    }
+  }
   sync_warpgroup();
   __threadfence();
   for (int c = walk.cluster_id + 1; c <= last; ++c) {
