@@ -101,6 +101,7 @@ class BatchTimer {
   template <typename Run>
   std::vector<double> time(Run&& run, int runs, int warmup = 2, bool gated = true) {
     const int gpus = int(streams_.size());
+    if (arrivals_) arrivals_->mark(streams_);  // a GPU still busy with earlier work shows here
     for (int i = 0; i < warmup; ++i) run();
     synchronize_all(gpus);
     host_[0] = 0;  // gate closed

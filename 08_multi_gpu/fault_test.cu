@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <array>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -114,6 +115,21 @@ struct Comm {
   }
 };
 
+/// Ends every GPU's capture, then instantiates each graph: while one stream of this thread is still
+/// capturing, instantiating is refused (cudaErrorStreamCaptureUnsupported).
+void instantiate_captures(const Comm& c, std::vector<cudaGraphExec_t>& execs) {
+  std::vector<cudaGraph_t> graphs(c.gpus);
+  for (int d = 0; d < c.gpus; ++d) {
+    CUDA_CHECK(cudaSetDevice(d));
+    CUDA_CHECK(cudaStreamEndCapture(c.streams[d], &graphs[d]));
+  }
+  for (int d = 0; d < c.gpus; ++d) {
+    CUDA_CHECK(cudaSetDevice(d));
+    CUDA_CHECK(cudaGraphInstantiateWithFlags(&execs[d], graphs[d], 0));
+    CUDA_CHECK(cudaGraphDestroy(graphs[d]));
+  }
+}
+
 /// Buffers on every GPU for `calls` calls of n floats: inputs filled for each call, outputs stale.
 struct Buffers {
   std::vector<std::vector<multi_gpu::GpuArray<float>>> in, out;  // [call][gpu]
@@ -205,13 +221,7 @@ void test_replay(int gpus, tutorial::Verifier& verifier) {
     CUDA_CHECK(cudaStreamBeginCapture(c.streams[d], cudaStreamCaptureModeThreadLocal));
   }
   for (int k = 0; k < calls; ++k) c.run(Algorithm::kOneShotLL, Buffers::pointers(b.in[k]), Buffers::pointers(b.out[k]), n);
-  for (int d = 0; d < gpus; ++d) {
-    cudaGraph_t graph;
-    CUDA_CHECK(cudaSetDevice(d));
-    CUDA_CHECK(cudaStreamEndCapture(c.streams[d], &graph));
-    CUDA_CHECK(cudaGraphInstantiateWithFlags(&execs[d], graph, 0));
-    CUDA_CHECK(cudaGraphDestroy(graph));
-  }
+  instantiate_captures(c, execs);
   CUDA_CHECK(cudaSetDevice(1));
   stall<<<1, 1, 0, c.streams[1]>>>(3 * kTimeoutNs);  // GPU 1 falls behind by three timeouts
   CUDA_CHECK_LAUNCH();
@@ -305,13 +315,7 @@ void test_graph_stress(int gpus, int replays, tutorial::Verifier& verifier) {
       allreduce_check::check_async(out[d].data(), n, gpus, k, findings[d].data(), true, c.streams[d]);
     }
   }
-  for (int d = 0; d < gpus; ++d) {
-    cudaGraph_t graph;
-    CUDA_CHECK(cudaSetDevice(d));
-    CUDA_CHECK(cudaStreamEndCapture(c.streams[d], &graph));
-    CUDA_CHECK(cudaGraphInstantiateWithFlags(&execs[d], graph, 0));
-    CUDA_CHECK(cudaGraphDestroy(graph));
-  }
+  instantiate_captures(c, execs);
   for (int r = 0; r < replays; ++r)
     for (int d = 0; d < gpus; ++d) {
       CUDA_CHECK(cudaSetDevice(d));

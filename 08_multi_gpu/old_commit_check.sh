@@ -17,6 +17,10 @@ if [ $# -ne 2 ]; then
   sed -n '2,16p' "$0" >&2
   exit 2
 fi
+if [ ! -d "$1/08_multi_gpu" ]; then
+  echo "old_commit_check: skipped: no old sources in $1 (git archive 31995db common 08_multi_gpu | tar -x -C $1)"
+  exit 77
+fi
 old=$(cd "$1" && pwd) bin=$(cd "$2" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
