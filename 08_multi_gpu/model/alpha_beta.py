@@ -22,8 +22,15 @@ there is). The network's own alpha and beta come from NCCL forced onto its socke
 
 Python's standard library only; test_alpha_beta.py checks it on made-up measurements.
 
-    python3 08_multi_gpu/model/alpha_beta.py [08_allreduce.json] [--protocols 08_nccl_protocols.json]
-                                             [--network 08_nccl_network.json]
+Our own kernels follow the model 08_allreduce fits before its timed sizes (allreduce.cuh: one
+alpha and beta per kernel, t = alpha + bytes sent per GPU / beta, the pick the fastest line). Given
+the same program's run on two GPUs of the machine (--two-gpus), its fits predict every kernel on
+the machine's n GPUs, beside what the n-GPU run measured, with the likely reason wherever the two
+differ by more than 20%; the n-GPU fits then predict eight GPUs, beside a public figure for eight.
+
+    python3 08_multi_gpu/model/alpha_beta.py [08_allreduce.json] [--two-gpus 08_allreduce_2gpus.json]
+                                             [--protocols 08_nccl_protocols.json]
+                                             [--network 08_nccl_network.json] [--torch 08_torch_symm_mem.json]
 
 prints the fits and the predictions as tables, and a SUMMARY line (the GPU check records it
 right after the runs it reads). Exit 77 when there is no recorded run to fit.
@@ -80,19 +87,28 @@ def ring(n, size, alpha_step, bandwidth):
 # [/excerpt:ring]
 
 
-def one_host(n, size, two_gpu_fit, per_step=True):
-    """n GPUs behind an NVSwitch, predicted from the fit to two GPUs. Two GPUs cannot tell how
-    alpha splits into a fixed cost per call (launch) and a cost per step (a hop's latency):
-    per_step=True charges all of it per step (2 (n - 1) alpha / 2: the slow end), False charges
-    it once (alpha whatever n: the fast end). A run on n GPUs says where between them it lies."""
-    alpha_step = two_gpu_fit.alpha / 2 if per_step else two_gpu_fit.alpha / (2 * (n - 1))
-    return ring(n, size, alpha_step, two_gpu_fit.beta)
+def ring_terms(f, fitted_on):
+    """A fit to a ring on m GPUs (t = alpha + S / beta) as the ring's own terms: alpha per step if all
+    of alpha is paid per step (alpha / (2 (m - 1))), and the bus bandwidth beta * 2 (m - 1) / m."""
+    m = fitted_on
+    return f.alpha / (2 * (m - 1)), f.beta * 2 * (m - 1) / m
 
 
-def two_hosts(gpus_per_host, size, two_gpu_fit, nic=IB_NIC_BYTES_PER_S, net_step=IB_STEP_SECONDS):
+def one_host(n, size, f, per_step=True, fitted_on=2):
+    """n GPUs behind an NVSwitch, predicted from a fit to m GPUs (two unless fitted_on says). One GPU
+    count cannot tell how alpha splits into a fixed cost per call (launch) and a cost per step (a
+    hop's latency): per_step=True charges all of it per step (2 (n - 1) alpha / (2 (m - 1)): the
+    slow end), False charges it once (alpha whatever n: the fast end). A run on n GPUs says where
+    between them it lies."""
+    alpha_step, bus = ring_terms(f, fitted_on)
+    return ring(n, size, alpha_step if per_step else f.alpha / (2 * (n - 1)), bus)
+
+
+def two_hosts(gpus_per_host, size, f, nic=IB_NIC_BYTES_PER_S, net_step=IB_STEP_SECONDS, fitted_on=2):
     """2 hosts of g GPUs: reduce-scatter in the host, all-reduce of S / g across hosts, all-gather."""
     g = gpus_per_host
-    half = (g - 1) * two_gpu_fit.alpha / 2 + (g - 1) / g * size / two_gpu_fit.beta  # one of RS, AG
+    alpha_step, bus = ring_terms(f, fitted_on)
+    half = (g - 1) * alpha_step + (g - 1) / g * size / bus  # one of the reduce-scatter and the all-gather
     across = ring(2, size / g, net_step, nic)
     return 2 * half + across
 
@@ -159,6 +175,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description="Fits the alpha-beta model to 08_allreduce's NCCL times "
                                                  "and predicts 4 and 8 GPUs and two hosts.")
     parser.add_argument("record", nargs="?", default=str(default), help="08_allreduce's record (default: %(default)s)")
+    parser.add_argument("--two-gpus", help="08_allreduce_2gpus' record: the same program on two GPUs of the machine; "
+                                           "NCCL's fit and our kernels' predictions start from it")
     parser.add_argument("--protocols", help="08_nccl_protocols' record: one fit per forced algorithm and protocol")
     parser.add_argument("--network", help="08_nccl_network's record: NCCL over sockets, the network's alpha and beta")
     parser.add_argument("--torch", help="08_torch_symm_mem's record: PyTorch's one-shot in CUDA graphs, against ours")
@@ -167,31 +185,50 @@ def main(argv=None):
         print("No recorded run of 08_allreduce at %s: nothing to fit. Skipping (exit code 77)." % args.record,
               file=sys.stderr)
         return 77
-    points = measured_points(args.record)
+    # NCCL's fit: to the two-GPU run where there is one, predicting the record's own GPU count beside it.
+    two = args.two_gpus if args.two_gpus and Path(args.two_gpus).exists() else None
+    fit_record = two or args.record
+    m, n = record_figures(fit_record).get("gpus", 2), record_figures(args.record).get("gpus", 2)
+    points = measured_points(fit_record)
     f = fit([s for s, _ in points], [t for _, t in points])
     worst = max(abs(f.time(s) - t) / t for s, t in points)
-    print("Fit to NCCL's all-reduce on two GPUs: alpha = %.1f us, beta = %.0f GB/s; worst point %.0f%% off the fit.\n"
-          % (f.alpha * 1e6, f.beta / 1e9, 100 * worst))
+    beside = dict(measured_points(args.record)) if n != m else {}
+    print("Fit to NCCL's all-reduce on %d GPUs: alpha = %.1f us, beta = %.0f GB/s; worst point %.0f%% off the fit.\n"
+          % (m, f.alpha * 1e6, f.beta / 1e9, 100 * worst))
     print("### Predicted all-reduce time (fp32): 4 and 8 GPUs behind an NVSwitch (alpha once per call .. alpha per "
           "step), two hosts of 8 over InfiniBand\n")
-    print("| Size | measured, 2 GPUs | fit, 2 GPUs | 4 GPUs | 8 GPUs | 2 hosts x 8 |")
-    print("|---|---|---|---|---|---|")
-    us = lambda seconds: "%.1f us" % (seconds * 1e6) if seconds < 1e-3 else "%.2f ms" % (seconds * 1e3)  # noqa: E731
+    extra = " measured, %d GPUs | off the band |" % n if beside else ""
+    print("| Size | measured, %d GPUs | fit, %d GPUs | 4 GPUs | 8 GPUs | 2 hosts x 8 |%s" % (m, m, extra))
+    print("|---|---|---|---|---|---|%s" % ("---|---|" if beside else ""))
     for size, measured in points:
-        band = ["%s .. %s" % (us(one_host(n, size, f, per_step=False)), us(one_host(n, size, f))) for n in (4, 8)]
-        print("| %s | %s | %s | %s | %s | %s |" % (label(size), us(measured), us(f.time(size)), band[0], band[1],
-                                                   us(two_hosts(8, size, f))))
+        ends = {g: (one_host(g, size, f, False, m), one_host(g, size, f, True, m)) for g in (4, 8)}
+        row = [label(size), us(measured), us(f.time(size))] + ["%s .. %s" % tuple(map(us, ends[g])) for g in (4, 8)]
+        row.append(us(two_hosts(8, size, f, fitted_on=m)))
+        if beside and size in beside:
+            band = ends.get(n, (one_host(n, size, f, False, m), one_host(n, size, f, True, m)))
+            row += [us(beside[size]), band_offset(beside[size], *band)]
+        print("| %s |" % " | ".join(row))
     ok = worst < 1.0  # the shape is right: every measured point within a factor of two of the fit
     print("\nCheck %s: every measured time within a factor of two of the fit" % ("ok" if ok else "FAILED"))
-    figures = {"alpha_us": round(f.alpha * 1e6, 1), "beta_gbs": round(f.beta / 1e9), "worst_pct": round(100 * worst),
-               "gpus8_1GiB_ms": round(one_host(8, 1 << 30, f) * 1e3, 2),
-               "hosts2_1GiB_ms": round(two_hosts(8, 1 << 30, f) * 1e3, 2)}
+    figures = {"nccl_fit_gpus": m, "alpha_us": round(f.alpha * 1e6, 1), "beta_gbs": round(f.beta / 1e9),
+               "worst_pct": round(100 * worst), "gpus8_1GiB_ms": round(one_host(8, 1 << 30, f, fitted_on=m) * 1e3, 2),
+               "hosts2_1GiB_ms": round(two_hosts(8, 1 << 30, f, fitted_on=m) * 1e3, 2)}
     goals = protocols_section(args.protocols, figures)
-    network_section(args.network, f, figures)
+    network_section(args.network, f, m, figures)
     goals += torch_section(args.torch, args.record, figures)
+    kernels_section(two, args.record, figures)
     print("\nSUMMARY " + json.dumps({"program": "08_model", "checks": 1, "failed": 0 if ok else 1, "exact": 0,
                                      "goals": goals, "figures": figures}, separators=(",", ":")))
     return 0 if ok else 1
+
+
+def band_offset(measured, fast, slow):
+    """Where a measured time lies against a predicted band: 'inside', or how far outside it."""
+    if measured < fast:
+        return "%.0f%% under" % (100 * (1 - measured / fast))
+    if measured > slow:
+        return "%.0f%% over" % (100 * (measured / slow - 1))
+    return "inside"
 
 
 def protocols_section(record, figures):
@@ -252,7 +289,7 @@ def torch_section(torch_record, ours_record, figures):
     return [{"goal": goal, "value": round(worst, 3), "at_least": 1, "unit": "x", "met": worst >= 1}]
 
 
-def network_section(record, two_gpu_fit, figures):
+def network_section(record, two_gpu_fit, fitted_on, figures):
     """The socket transport's alpha and beta (NCCL forced off NVLink), and two hosts joined by it."""
     if not record or not Path(record).exists():
         print("\nNo record of 08_nccl_network%s: the network's terms stay the stated InfiniBand assumptions."
@@ -265,11 +302,230 @@ def network_section(record, two_gpu_fit, figures):
     net = fit([s for s, _ in points], [t for _, t in points])
     print("\nNCCL over its socket transport (loopback, one process per GPU): alpha = %.1f us, beta = %.2f GB/s; "
           "worst point %.0f%% off the fit." % (net.alpha * 1e6, net.beta / 1e9, 100 * worst_error(net, points)))
-    hosts = two_hosts(8, 1 << 30, two_gpu_fit, nic=net.beta, net_step=net.alpha / 2)
+    hosts = two_hosts(8, 1 << 30, two_gpu_fit, nic=net.beta, net_step=net.alpha / 2, fitted_on=fitted_on)
     print("Two hosts of 8 GPUs joined by such a network: 1 GiB in %.1f ms (InfiniBand as assumed: %.2f ms)."
-          % (hosts * 1e3, two_hosts(8, 1 << 30, two_gpu_fit) * 1e3))
+          % (hosts * 1e3, two_hosts(8, 1 << 30, two_gpu_fit, fitted_on=fitted_on) * 1e3))
     figures.update({"net_alpha_us": round(net.alpha * 1e6, 1), "net_beta_gbs": round(net.beta / 1e9, 2),
                     "hosts2_socket_1GiB_ms": round(hosts * 1e3, 1)})
+
+
+# --- Our kernels: the model 08_allreduce fits on its machine before the timed sizes -------------
+# (allreduce.cuh, the pick excerpt): one alpha and beta per kernel, t = alpha + bytes_sent / beta.
+
+KERNEL_NAMES = {"ll": "one-shot LL", "one_shot": "one-shot", "two_stage": "two-stage",
+                "ce_gather": "two-stage, copy-engine gather"}
+# The largest message each kernel takes (allreduce.cuh: kLLMaxFloats, kOneShotMaxFloats; the
+# two-stage ones any), as the program's pick() sees them.
+KERNEL_MAX_BYTES = {"ll": 1 << 20, "one_shot": 4 << 20, "two_stage": None, "ce_gather": None}
+TOLERANCE = 0.2  # a prediction off by more than this gets a likely reason
+
+
+def bytes_sent(kernel, n, size):
+    """Bytes each GPU sends for a message of `size` bytes on n GPUs (allreduce.cuh's bytes_sent):
+    the LL one-shot pushes it to n - 1 peers in lines half epoch, the one-shot pushes it once to each,
+    the two-stage kernels send 1/n of it n - 1 times in each of their two halves."""
+    if kernel == "ll":
+        return 2 * (n - 1) * size
+    if kernel == "one_shot":
+        return (n - 1) * size
+    return 2 * (n - 1) / n * size
+
+
+def kernel_fits(figures):
+    """{kernel: Fit} from 08_allreduce's fit_alpha_us_<kernel> and fit_beta_gbs_<kernel> (beta in
+    bytes sent per GPU per second); {} for a run from before the program fitted them."""
+    return {k: Fit(alpha=figures["fit_alpha_us_" + k] * 1e-6, beta=figures["fit_beta_gbs_" + k] * 1e9)
+            for k in KERNEL_NAMES if figures.get("fit_alpha_us_" + k) is not None
+            and figures.get("fit_beta_gbs_" + k)}
+
+
+def kernel_time(kernel, f, n, size):
+    return f.alpha + bytes_sent(kernel, n, size) / f.beta
+
+
+def takes(kernel, size):
+    return KERNEL_MAX_BYTES[kernel] is None or size <= KERNEL_MAX_BYTES[kernel]
+
+
+def pick(fits, n, size):
+    """The kernel the model predicts fastest on n GPUs for `size` bytes, as the program picks."""
+    return min((k for k in fits if takes(k, size)), key=lambda k: kernel_time(k, fits[k], n, size))
+
+
+TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def seconds_of(cell):
+    """'12.1 us' -> 1.21e-05; '-' (not run at that size) -> None."""
+    number, _, unit = cell.partition(" ")
+    return float(number) * TIME_UNITS[unit] if unit in TIME_UNITS else None
+
+
+def eager_times(record_json):
+    """Each kernel's eager time per size, {kernel: {bytes: seconds}}, from the table of every method
+    08_allreduce printed (its output, <name>.output.txt beside the record); {} when there is none."""
+    path = Path(record_json)
+    output = path.with_name(path.name[:-len(".json")] + ".output.txt")
+    if not path.name.endswith(".json") or not output.exists():
+        return {}
+    lines = output.read_text(encoding="utf-8").splitlines()
+
+    def cells(line):
+        return [c.strip() for c in line.strip().strip("|").split("|")]
+
+    for i, line in enumerate(lines):
+        header = cells(line)
+        if not line.startswith("|") or header[0] != "Size" or "picked" not in header:
+            continue
+        columns = {k: header.index(name) for k, name in KERNEL_NAMES.items() if name in header}
+        found = {}
+        for row in lines[i + 2:]:
+            if not row.startswith("|"):
+                break
+            row = cells(row)
+            for k, column in columns.items():
+                t = seconds_of(row[column]) if column < len(row) else None
+                if t:
+                    found.setdefault(k, {})[size_of(row[0])] = t
+        return found
+    return {}
+
+
+def measured_kernel_times(record_json, fits, n):
+    """{kernel: {bytes: seconds}}: every kernel's eager times where the output holds them, else the
+    picked one's (mine_us_<size>), its kernel the one the run's own fits pick."""
+    found = eager_times(record_json)
+    if found:
+        return found
+    picked = {}
+    for key, value in record_figures(record_json).items():
+        if key.startswith("mine_us_") and value:
+            size = size_of(key[len("mine_us_"):])
+            picked.setdefault(pick(fits, n, size), {})[size] = value * 1e-6
+    return picked
+
+
+def likely_reason(kernel, small, big, n, size, measured):
+    """Why the fit on fewer GPUs (small) missed the n-GPU time: the copy engines; the n-GPU line
+    itself missing (fitted at two sizes); else whichever term moved more between the two fits."""
+    if kernel == "ce_gather":
+        return "the copy engines: each GPU's %d pushes queue on one stream" % (n - 1)
+    if abs(kernel_time(kernel, big, n, size) / measured - 1) > TOLERANCE:
+        return "the %d-GPU line misses here too (fitted at two sizes)" % n
+    d_alpha = big.alpha - small.alpha
+    d_bytes = bytes_sent(kernel, n, size) * (1 / big.beta - 1 / small.beta)
+    if abs(d_alpha) >= abs(d_bytes):
+        return "alpha %.1f -> %.1f us%s" % (small.alpha * 1e6, big.alpha * 1e6,
+                                            ": more peers to flag and poll" if d_alpha > 0 else "")
+    return "beta %.0f -> %.0f GB/s%s" % (small.beta / 1e9, big.beta / 1e9,
+                                         ": each GPU's 18 links shared by %d peers" % (n - 1) if d_bytes > 0 else "")
+
+
+def check_prediction(small_fits, m, big_fits, n, measured):
+    """Rows (size, kernel, predicted from the m-GPU fits, measured on n, reason or ''), one per
+    kernel measured at a size and fitted on both."""
+    rows = []
+    for size in sorted({s for times in measured.values() for s in times}):
+        for k in KERNEL_NAMES:
+            if size not in measured.get(k, {}) or k not in small_fits or k not in big_fits:
+                continue
+            t, predicted = measured[k][size], kernel_time(k, small_fits[k], n, size)
+            off = abs(predicted / t - 1) > TOLERANCE
+            reason = likely_reason(k, small_fits[k], big_fits[k], n, size, t) if off else ""
+            rows.append((size, k, predicted, t, reason))
+    return rows
+
+
+def kernels_section(small_record, record, figures):
+    """Our kernels across GPU counts: the fits on fewer GPUs predicting the record's n, then eight."""
+    big = record_figures(record)
+    big_fits, n = kernel_fits(big), big.get("gpus", 2)
+    if not big_fits:
+        print("\n%s holds no fits of our kernels (fit_alpha_us_<kernel>): no model of ours to check." % record)
+        return
+    if not small_record or not Path(small_record).exists():
+        print("\nNo record of 08_allreduce on two GPUs%s: no check of the model across GPU counts."
+              % (" at " + small_record if small_record else " (--two-gpus)"))
+    else:
+        small = record_figures(small_record)
+        small_fits, m = kernel_fits(small), small.get("gpus", 2)
+        if not small_fits or m >= n:
+            print("\n%s holds no fits on fewer GPUs than %d: nothing to predict." % (small_record, n))
+        else:
+            prediction_section(small_fits, m, big_fits, n, measured_kernel_times(record, big_fits, n), figures)
+    eight_section(big_fits, n, record, figures)
+
+
+def prediction_section(small_fits, m, big_fits, n, measured, figures):
+    print("\n### Our kernels: the fit on %d GPUs, predicting %d\n" % (m, n))
+    print("| Kernel | alpha, %d GPUs | alpha, %d GPUs | beta, %d GPUs | beta, %d GPUs |" % (m, n, m, n))
+    print("|---|---|---|---|---|")
+    for k in KERNEL_NAMES:
+        if k in small_fits and k in big_fits:
+            s, b = small_fits[k], big_fits[k]
+            print("| %s | %.2f us | %.2f us | %.0f GB/s | %.0f GB/s |" % (KERNEL_NAMES[k], s.alpha * 1e6, b.alpha * 1e6,
+                                                                        s.beta / 1e9, b.beta / 1e9))
+    rows = check_prediction(small_fits, m, big_fits, n, measured)
+    if not rows:
+        print("\nNo kernel measured on %d GPUs and fitted on both: nothing to compare." % n)
+        return
+    print("\nbeta: bytes sent per GPU per second. Each kernel on %d GPUs, predicted from the %d-GPU fit, beside "
+          "the %d-GPU run; picked by: the %d-GPU run's own fit, the %d-GPU fit, or both.\n" % (n, m, n, n, m))
+    print("| Size | Kernel | picked by | predicted | measured | predicted / measured | "
+          "likely reason, if over 20% off |")
+    print("|---|---|---|---|---|---|---|")
+    sizes = sorted({r[0] for r in rows})
+    picks = {s: (pick(big_fits, n, s), pick(small_fits, n, s)) for s in sizes}
+    for size, k, predicted, t, reason in rows:
+        by = [who for who, chosen in zip(("%d-GPU fit" % n, "%d-GPU fit" % m), picks[size]) if chosen == k]
+        print("| %s | %s | %s | %s | %s | %.2f | %s |" % (label(size), KERNEL_NAMES[k], "both" if len(by) == 2 else
+                                                          "".join(by), us(predicted), us(t), predicted / t, reason))
+    worst = max(abs(p / t - 1) for _, _, p, t, _ in rows)
+    over = sum(1 for r in rows if r[4])
+    same = sum(1 for a, b in picks.values() if a == b)
+    print("\n%d of %d predictions within 20%% (worst %.0f%% off); the %d-GPU fit picks as the %d-GPU fit does at "
+          "%d of %d sizes." % (len(rows) - over, len(rows), 100 * worst, m, n, same, len(sizes)))
+    figures.update({"from%d_worst_pct" % m: round(100 * worst), "from%d_over20" % m: over,
+                    "from%d_points" % m: len(rows), "from%d_same_pick" % m: same, "from%d_sizes" % m: len(sizes)})
+
+
+# Public, not measured here (NVLink 4, 18 links per GPU, as on H200): NCCL's ring on 8 x H100,
+# NVLink SHARP unused, in NVIDIA's NCCL maintainer's words.
+PUBLIC_8GPU_RING_BUSBW = 370e9
+PUBLIC_8GPU_SOURCE = ("NVIDIA's NCCL maintainer, nccl-tests issue 212 (8 x H100, NCCL_ALGO=RING: no NVLink SHARP), "
+                      "https://github.com/NVIDIA/nccl-tests/issues/212")
+
+
+def eight_section(fits, n, record, figures):
+    """Eight GPUs: ours from the n-GPU fits (the pick on 8), NCCL's ring from its n-GPU times."""
+    if n >= 8:
+        return
+    points = measured_points(record)
+    nccl = fit([s for s, _ in points], [t for _, t in points])
+    print("\n### Eight GPUs, predicted from the %d-GPU fits (none was lent)\n" % n)
+    print("| Size | ours: the model's pick | its time | NCCL's ring (alpha once .. per step) |")
+    print("|---|---|---|---|")
+    for size, _ in points:
+        k = pick(fits, 8, size)
+        band = (one_host(8, size, nccl, False, n), one_host(8, size, nccl, True, n))
+        print("| %s | %s | %s | %s .. %s |" % (label(size), KERNEL_NAMES[k], us(kernel_time(k, fits[k], 8, size)),
+                                              *map(us, band)))
+    big = 1 << 30
+    k = pick(fits, 8, big)
+    ours, theirs = kernel_time(k, fits[k], 8, big), one_host(8, big, nccl, True, n)
+    public = 2 * 7 / 8 * big / PUBLIC_8GPU_RING_BUSBW
+    print("\nPublic, not measured here: %.0f GB/s bus bandwidth, %s. As a time for 1 GiB on 8 GPUs: %.2f ms; "
+          "the model: NCCL %.2f ms (bus %.0f GB/s), ours %.2f ms (%s)."
+          % (PUBLIC_8GPU_RING_BUSBW / 1e9, PUBLIC_8GPU_SOURCE, public * 1e3, theirs * 1e3,
+             2 * 7 / 8 * big / theirs / 1e9, ours * 1e3, KERNEL_NAMES[k]))
+    figures.update({"gpus8_ours_1GiB_ms": round(ours * 1e3, 2), "gpus8_nccl_1GiB_ms": round(theirs * 1e3, 2),
+                    "gpus8_nccl_busbw_gbs": round(2 * 7 / 8 * big / theirs / 1e9),
+                    "gpus8_public_1GiB_ms": round(public * 1e3, 2)})
+
+
+def us(seconds):
+    """A time as the tables print it: microseconds below a millisecond, else milliseconds."""
+    return "%.1f us" % (seconds * 1e6) if seconds < 1e-3 else "%.2f ms" % (seconds * 1e3)
 
 
 def label(size):
