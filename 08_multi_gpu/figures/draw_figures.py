@@ -11,8 +11,13 @@
   reports (the median run), from the event timestamps that 08_split_matmul --timeline wrote in the
   GPU check's benchmark run (docs/results/data/08_split_matmul_timeline.csv);
 - model.svg: NCCL's all-reduce time measured on two GPUs in the GPU check
-  (docs/results/data/08_allreduce.json), the alpha-beta fit, and its predictions for 4 and 8 GPUs
-  behind an NVSwitch and for two hosts of 8 over InfiniBand.
+  (docs/results/data/08_allreduce_2gpus.json, else 08_allreduce.json), the alpha-beta fit, and
+  its predictions for 4 and 8 GPUs behind an NVSwitch and for two hosts of 8 over InfiniBand,
+  beside NCCL's times on all the record's GPUs where that run had more;
+- pick.svg: on all the record's GPUs (08_allreduce.json), each of our kernels' measured times
+  and the model's line through them (fitted by the program before its timed sizes), the one the
+  model picked at each size, NCCL's times, and dashed the same lines predicted from the two-GPU
+  run's fits; drawn once the record holds the fits.
 
 - protocols.svg: NCCL's all-reduce time with each algorithm and protocol forced, in CUDA graphs, NCCL's
   own choice marked, and the model's fit per protocol (docs/results/data/08_nccl_protocols.csv and
@@ -23,6 +28,7 @@
 After a new GPU check, redraw: the ctest 08_multi_gpu.figures_up_to_date fails until then.
 """
 import csv
+import json
 import math
 import re
 import sys
@@ -37,6 +43,7 @@ import alpha_beta  # noqa: E402
 
 COMPUTE, COPY = "#7aa6d8", "#f0a35e"
 RECORD = CHAPTER.parent / "docs" / "results" / "data" / "08_allreduce.json"
+TWO_GPU_RECORD = CHAPTER.parent / "docs" / "results" / "data" / "08_allreduce_2gpus.json"
 TOPOLOGY_RECORD = CHAPTER.parent / "docs" / "results" / "data" / "08_topology.output.txt"
 TIMELINE_RECORD = CHAPTER.parent / "docs" / "results" / "data" / "08_split_matmul_timeline.csv"
 PROTOCOLS_CSV = CHAPTER.parent / "docs" / "results" / "data" / "08_nccl_protocols.csv"
@@ -206,13 +213,15 @@ def draw_timeline():
 
 
 def draw_model():
-    source = RECORD
+    source = TWO_GPU_RECORD if TWO_GPU_RECORD.exists() else RECORD
+    fitted = alpha_beta.record_figures(source).get("gpus", 2)
+    n = alpha_beta.record_figures(RECORD).get("gpus", 2)
     points = alpha_beta.measured_points(source)
     fit = alpha_beta.fit([s for s, _ in points], [t for _, t in points])
     left, top, width, height = 80, 50, 520, 300
-    fig = Svg(left + width + 220, top + height + 70, "All-reduce time: measured on 2 GPUs, predicted beyond")
+    fig = Svg(left + width + 220, top + height + 70, "All-reduce time: measured on %d GPUs, predicted beyond" % fitted)
     fig.text(10, 20, "All-reduce (fp32) time against message size: alpha = %.1f us, bus bandwidth beta = %.0f GB/s "
-             "fitted to 2 GPUs" % (fit.alpha * 1e6, fit.beta / 1e9), 12, weight="bold")
+             "fitted to %d GPUs" % (fit.alpha * 1e6, fit.beta / 1e9, fitted), 12, weight="bold")
     fig.text(10, 36, "data: %s" % (source.relative_to(CHAPTER.parent)), 10)
     smin, smax = 4 << 10, 1 << 30
     tmin, tmax = 1e-6, 1e-1
@@ -233,12 +242,12 @@ def draw_model():
         fig.line(x, top, x, top + height, stroke="#dddddd")
         fig.text(x, top + height + 16, label, 10, "middle")
     fig.text(left + width / 2, top + height + 36, "message size (log scale)", 11, "middle")
-    curves = [("2 GPUs (fit)", "#222222", lambda s: fit.time(s), None),
-              ("4 GPUs, NVSwitch", "#2b7bba", lambda s: alpha_beta.one_host(4, s, fit),
-               lambda s: alpha_beta.one_host(4, s, fit, per_step=False)),
-              ("8 GPUs, NVSwitch", "#1a9850", lambda s: alpha_beta.one_host(8, s, fit),
-               lambda s: alpha_beta.one_host(8, s, fit, per_step=False)),
-              ("2 hosts x 8, InfiniBand", "#d73027", lambda s: alpha_beta.two_hosts(8, s, fit), None)]
+    curves = [("%d GPUs (fit)" % fitted, "#222222", lambda s: fit.time(s), None),
+              ("4 GPUs, NVSwitch", "#2b7bba", lambda s: alpha_beta.one_host(4, s, fit, fitted_on=fitted),
+               lambda s: alpha_beta.one_host(4, s, fit, False, fitted)),
+              ("8 GPUs, NVSwitch", "#1a9850", lambda s: alpha_beta.one_host(8, s, fit, fitted_on=fitted),
+               lambda s: alpha_beta.one_host(8, s, fit, False, fitted)),
+              ("2 hosts x 8, InfiniBand", "#d73027", lambda s: alpha_beta.two_hosts(8, s, fit, fitted_on=fitted), None)]
     sizes = [smin * 2 ** (i / 4) for i in range(0, 4 * 18 + 1)]
     for i, (name, color, model, fast_end) in enumerate(curves):
         for m, dash in ((model, None), (fast_end, "5,4")):
@@ -255,11 +264,78 @@ def draw_model():
         fig.rect(x - 3, y - 3, 6, 6, fill="#222222")
     ly = top + 20 + len(curves) * 20
     fig.rect(left + width + 24, ly - 7, 6, 6, fill="#222222")
-    fig.text(left + width + 46, ly, "measured, NCCL, 2 GPUs", 11)
+    fig.text(left + width + 46, ly, "measured, NCCL, %d GPUs" % fitted, 11)
+    if source != RECORD and n != fitted:  # the larger run, beside its prediction
+        for s, t in alpha_beta.measured_points(RECORD):
+            x, y = xy(s, t)
+            fig.rect(x - 3, y - 3, 6, 6, fill="#ffffff", stroke="#2b7bba" if n == 4 else "#1a9850", width=1.5)
+        ly += 20
+        fig.rect(left + width + 24, ly - 7, 6, 6, fill="#ffffff", stroke="#2b7bba" if n == 4 else "#1a9850", width=1.5)
+        fig.text(left + width + 46, ly, "measured, NCCL, %d GPUs" % n, 11)
     fig.text(left + width + 15, ly + 24, "Solid: all of alpha paid per step;", 10)
     fig.text(left + width + 15, ly + 38, "dashed: alpha paid once per call.", 10)
     fig.text(left + width + 15, ly + 58, "Two hosts assume one 400 Gb/s", 10)
     fig.text(left + width + 15, ly + 72, "NIC per GPU, 5 us per network step", 10)
+    return fig
+
+
+KERNEL_COLORS = {"ll": "#7b3294", "one_shot": "#2b7bba", "two_stage": "#1a9850", "ce_gather": "#e08214"}
+KERNEL_SMALLEST = {"ce_gather": 16 << 20}  # the copy-engine gather runs from 16 MiB up
+
+
+def draw_pick():
+    """Our kernels on the record's n GPUs: measured times, the model's lines, its pick; NCCL."""
+    figures = alpha_beta.record_figures(RECORD)
+    n = figures.get("gpus", 2)
+    fits = alpha_beta.kernel_fits(figures)
+    measured = alpha_beta.measured_kernel_times(RECORD, fits, n)
+    two = alpha_beta.kernel_fits(alpha_beta.record_figures(TWO_GPU_RECORD)) if TWO_GPU_RECORD.exists() else {}
+    left, top, width, height = 80, 56, 500, 320
+    fig = Svg(left + width + 270, top + height + 70, "All-reduce on %d GPUs: measured, and the model that picks" % n)
+    fig.text(10, 20, "Our all-reduce kernels on %d GPUs (fp32, eager): measured times, the model's line for each, "
+             "and its pick; NCCL's times" % n, 12, weight="bold")
+    fig.text(10, 36, "data: %s%s" % (RECORD.relative_to(CHAPTER.parent), ", dashed: predicted from %s"
+                                     % TWO_GPU_RECORD.relative_to(CHAPTER.parent) if two else ""), 10)
+    smin, smax = 4 << 10, 1 << 30
+    xy = log_axes(fig, left, top, width, height, smin, smax, 1e-6, 1e-2)
+    sizes = [smin * 2 ** (i / 4) for i in range(0, 4 * 18 + 1)]
+    legend = []
+    for k, name in alpha_beta.KERNEL_NAMES.items():
+        if k not in fits:
+            continue
+        color = KERNEL_COLORS[k]
+        runs = [s for s in sizes if alpha_beta.takes(k, s) and s >= KERNEL_SMALLEST.get(k, 0)]
+        polyline(fig, [xy(s, alpha_beta.kernel_time(k, fits[k], n, s)) for s in runs], color)
+        if k in two:
+            polyline(fig, [xy(s, alpha_beta.kernel_time(k, two[k], n, s)) for s in runs], color, dash="5,4", width=1)
+        for s, seconds in sorted(measured.get(k, {}).items()):
+            x, y = xy(s, seconds)
+            fig.rect(x - 2.5, y - 2.5, 5, 5, fill=color, stroke=color)
+        legend.append((name, color))
+    picked = [(alpha_beta.size_of(key[len("mine_us_"):]), v * 1e-6) for key, v in figures.items()
+              if key.startswith("mine_us_") and v]
+    for s, seconds in picked:
+        x, y = xy(s, seconds)
+        fig.rect(x - 6, y - 6, 12, 12, fill="none", stroke="#000000", width=1.5)
+    nccl = alpha_beta.measured_points(RECORD)
+    polyline(fig, [xy(s, t) for s, t in nccl], "#d73027", width=1.5)
+    for s, seconds in nccl:
+        x, y = xy(s, seconds)
+        fig.rect(x - 2.5, y - 2.5, 5, 5, fill="#d73027", stroke="#d73027")
+    legend.append(("NCCL, measured", "#d73027"))
+    for i, (name, color) in enumerate(legend):
+        ly = top + 20 + i * 20
+        fig.line(left + width + 15, ly - 4, left + width + 40, ly - 4, stroke=color, width=2)
+        fig.text(left + width + 46, ly, name, 11)
+    ly = top + 20 + len(legend) * 20
+    fig.rect(left + width + 22, ly - 9, 10, 10, fill="none", stroke="#000000", width=1.5)
+    fig.text(left + width + 46, ly, "the model's pick, measured", 11)
+    fig.text(left + width + 15, ly + 24, "Squares: measured; solid: the model", 10)
+    fig.text(left + width + 15, ly + 38, "fitted on %d GPUs before the timed sizes." % n, 10)
+    if two:
+        fig.text(left + width + 15, ly + 58, "Dashed: the same kernels on %d GPUs" % n, 10)
+        fig.text(left + width + 15, ly + 72, "predicted from the fits on %d." % alpha_beta.record_figures(
+            TWO_GPU_RECORD).get("gpus", 2), 10)
     return fig
 
 
@@ -272,8 +348,10 @@ def draw_protocols():
     fits = alpha_beta.protocol_fits(alpha_beta.protocol_points(PROTOCOLS_RECORD)) if PROTOCOLS_RECORD.exists() else {}
     left, top, width, height = 80, 56, 520, 320
     fig = Svg(left + width + 230, top + height + 70, "NCCL all-reduce: each algorithm and protocol forced")
-    fig.text(10, 20, "NCCL all-reduce (fp32, 2 GPUs, CUDA graphs): each algorithm and protocol forced; "
-             "squares: what NCCL picks itself", 12, weight="bold")
+    run = json.loads(PROTOCOLS_RECORD.read_text()).get("run", {}) if PROTOCOLS_RECORD.exists() else {}
+    gpus = run.get("gpus", 2)  # the sweep runs on every GPU of the machine
+    fig.text(10, 20, "NCCL all-reduce (fp32, %d GPUs, CUDA graphs): each algorithm and protocol forced; "
+             "squares: what NCCL picks itself" % gpus, 12, weight="bold")
     fig.text(10, 36, "data: %s; dashed: the model's fit per protocol (from 64 KiB up)"
              % PROTOCOLS_CSV.relative_to(CHAPTER.parent), 10)
     xy = log_axes(fig, left, top, width, height, 4 << 10, 1 << 30, 1e-6, 1e-1)
@@ -310,8 +388,8 @@ def draw_graphs():
     sizes = sorted(alpha_beta.size_of(label) for label in labels)
     left, top, width, height = 80, 56, 460, 300
     fig = Svg(left + width + 250, top + height + 70, "Eager calls against CUDA graphs")
-    fig.text(10, 20, "Time per call on 2 GPUs: launched one by one from one thread (solid) or replayed "
-                     "from a CUDA graph (dashed)", 12, weight="bold")
+    fig.text(10, 20, "Time per call on %d GPUs: launched one by one from one thread (solid) or replayed "
+                     "from a CUDA graph (dashed)" % figures.get("gpus", 2), 12, weight="bold")
     fig.text(10, 36, "data: %s" % RECORD.relative_to(CHAPTER.parent), 10)
     xy = log_axes(fig, left, top, width, height, sizes[0], sizes[-1], 1e-7, 1e-4)
     for i, (name, eager, graph, color) in enumerate(series):
@@ -348,6 +426,11 @@ def figures():
         drawn["protocols.svg"] = draw_protocols
     if any(k.startswith("mine_graph_us_") for k in alpha_beta.record_figures(RECORD)):
         drawn["graphs.svg"] = draw_graphs
+    if alpha_beta.kernel_fits(alpha_beta.record_figures(RECORD)):
+        drawn["pick.svg"] = draw_pick
+    else:
+        print("pick.svg: %s holds no fits of our kernels yet (a run from before the model's pick): not drawn"
+              % RECORD.relative_to(CHAPTER.parent))
     return drawn
 
 
