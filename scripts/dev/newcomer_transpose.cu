@@ -1,7 +1,8 @@
 // Development benchmark (issue 46), not part of the course: why 03_launch_params' best transpose
 // reaches 84% of the copy on an H200 (93% on an H100), and which change closes the gap. Variants of
-// the tiled transpose of launch_params.cu (tile T x T, blocks of 32 x BY threads, pitch T + 1),
-// interleaved round by round with the device-to-device copy of the same bytes; median and spread.
+// the tiled transpose of launch_params.cu (tile T x T, blocks of 32 x BY threads, pitch T + 1) and
+// the course's own transpose_tiled<4> and <8> (launch_params.cu included), interleaved round by
+// round with the device-to-device copy of the same bytes; median and spread.
 //   nvcc -O3 -arch=sm_90 -I common/include scripts/dev/newcomer_transpose.cu -o build/newcomer_transpose
 #include <algorithm>
 #include <cstdio>
@@ -12,6 +13,11 @@
 #include <tutorial/check.cuh>
 #include <tutorial/device.cuh>
 #include <tutorial/timer.cuh>
+
+// The course's own kernels, compiled as the program compiles them (its main renamed).
+#define main launch_params_main
+#include "../../03_launch_config/launch_params.cu"
+#undef main
 
 template <int T, int BY, bool kStreaming>
 __global__ void transpose(int rows, int cols, const unsigned* __restrict__ in, unsigned* __restrict__ out) {
@@ -44,6 +50,15 @@ struct Variant {
   const char* name;
   void (*kernel)(int, int, const unsigned*, unsigned*);
   int tile, by;
+  void (*course)(int, int, int, const unsigned*, unsigned*) = nullptr;  // launch_params.cu's, pitch 33
+  void launch(int rows, int cols, const unsigned* in, unsigned* out) const {
+    const dim3 grid((cols + tile - 1) / tile, (rows + tile - 1) / tile), block(32, by);
+    if (course)
+      course<<<grid, block, 32 * 33 * sizeof(unsigned)>>>(rows, cols, 33, in, out);
+    else
+      kernel<<<grid, block>>>(rows, cols, in, out);
+    CUDA_CHECK_LAUNCH();
+  }
 };
 
 int main(int argc, char** argv) {
@@ -56,6 +71,8 @@ int main(int argc, char** argv) {
       {"T64 32x16 (8 elements/thread)", transpose<64, 16, false>, 64, 16},
       {"T32 32x8, streaming stores", transpose<32, 8, true>, 32, 8},
       {"T32 32x4, streaming stores", transpose<32, 4, true>, 32, 4},
+      {"course transpose_tiled<4> (32x8)", nullptr, 32, 8, transpose_tiled<4>},
+      {"course transpose_tiled<8> (32x4)", nullptr, 32, 4, transpose_tiled<8>},
   };
   const int sides[][2] = {{8192, 8192}, {16384, 16384}};
   const int rounds = 15;
@@ -72,8 +89,7 @@ int main(int argc, char** argv) {
     std::vector<double> copy_gbs;
     for (const Variant& v : variants) {  // check each once, exactly
       out.poison();
-      v.kernel<<<dim3((cols + v.tile - 1) / v.tile, (rows + v.tile - 1) / v.tile), dim3(32, v.by)>>>(rows, cols, in.data(), out.data());
-      CUDA_CHECK_LAUNCH();
+      v.launch(rows, cols, in.data(), out.data());
       got = out.download();
       size_t wrong = 0;
       for (size_t c = 0; c < size_t(cols); ++c)
@@ -87,9 +103,7 @@ int main(int argc, char** argv) {
       copy_gbs.push_back(cgbs);
       for (size_t i = 0; i < std::size(variants); ++i) {
         const Variant& v = variants[i];
-        const double ms = tutorial::time_gpu([&] {
-          v.kernel<<<dim3((cols + v.tile - 1) / v.tile, (rows + v.tile - 1) / v.tile), dim3(32, v.by)>>>(rows, cols, in.data(), out.data());
-          CUDA_CHECK_LAUNCH(); }, plan).median_ms;
+        const double ms = tutorial::time_gpu([&] { v.launch(rows, cols, in.data(), out.data()); }, plan).median_ms;
         share[i].push_back(100 * tutorial::gigabytes_per_second(bytes, ms) / cgbs);
       }
     }
