@@ -1,9 +1,10 @@
 // Chapter 05, lesson "atomics", part 1: a histogram of 8-bit values into 256 bins.
 //
-// Three kernels of our own (atomics on global memory; a private histogram per block in shared
-// memory; the same with warp aggregation) raced against CUB's DeviceHistogram::HistogramEven on
-// the same data, two inputs: uniform random bytes, and every byte in one bin. Each run is checked
-// exactly against the host's count; the race is interleaved (one of each contender per round).
+// Four kernels of our own (atomics on global memory; a private histogram per block in shared
+// memory; the same with warp aggregation; the same with a copy per lane, free of bank conflicts)
+// raced against CUB's DeviceHistogram::HistogramEven on the same data, two inputs: uniform random
+// bytes, and every byte in one bin. Each run is checked exactly against the host's count; the
+// race is interleaved (one of each contender per round).
 #include <cub/device/device_histogram.cuh>
 #include <algorithm>
 #include <cmath>
@@ -63,13 +64,14 @@ __global__ void histogram_shared(const uint8_t* data, size_t n, unsigned* bins) 
 }
 // [/excerpt:shared-privatized]
 
-// [excerpt:warp-aggregated]
+// Kernel 2 with warp aggregation.
 __global__ void histogram_warp_aggregated(const uint8_t* data, size_t n, unsigned* bins) {
   __shared__ unsigned block_bins[kBins];
   for (int b = threadIdx.x; b < kBins; b += blockDim.x) block_bins[b] = 0;
   __syncthreads();
   const int lane = threadIdx.x % 32;
   for_each_byte(data, n, [&](uint32_t value, bool valid) {
+    // [excerpt:warp-aggregated]
     // All 32 lanes hold the same value: one atomic of 32 instead of 32 atomics on one address.
     const uint32_t key = valid ? value : 0x100;
     if (__all_sync(0xFFFFFFFF, key == __shfl_sync(0xFFFFFFFF, key, 0))) {
@@ -77,12 +79,33 @@ __global__ void histogram_warp_aggregated(const uint8_t* data, size_t n, unsigne
     } else if (valid) {
       atomicAdd(&block_bins[value], 1u);
     }
+    // [/excerpt:warp-aggregated]
   });
   __syncthreads();
   for (int b = threadIdx.x; b < kBins; b += blockDim.x)
     if (block_bins[b]) atomicAdd(&bins[b], block_bins[b]);
 }
-// [/excerpt:warp-aggregated]
+
+// Kernel 2 with one copy of the histogram per lane: bin b of lane l at b * 32 + l, in bank l. Two
+// lanes of a warp never share a bank, whatever their bytes; in kernel 2, uniform bytes spread a
+// warp's 32 atomics over random banks, and those that share one wait for each other.
+// [excerpt:per-lane]
+__global__ void histogram_per_lane(const uint8_t* data, size_t n, unsigned* bins) {
+  __shared__ unsigned lane_bins[kBins * 32];  // 32 KiB; lane l of every warp adds to copy l
+  for (int i = threadIdx.x; i < kBins * 32; i += blockDim.x) lane_bins[i] = 0;
+  __syncthreads();
+  const int lane = threadIdx.x % 32;
+  for_each_byte(data, n, [&](uint32_t value, bool valid) {
+    if (valid) atomicAdd(&lane_bins[value * 32 + lane], 1u);
+  });
+  __syncthreads();
+  for (int b = threadIdx.x; b < kBins; b += blockDim.x) {  // thread b adds the 32 copies of bin b
+    unsigned sum = 0;
+    for (int k = 0; k < 32; ++k) sum += lane_bins[b * 32 + (b + k) % 32];  // a warp's reads: 32 banks
+    if (sum) atomicAdd(&bins[b], sum);
+  }
+}
+// [/excerpt:per-lane]
 
 using Kernel = void (*)(const uint8_t*, size_t, unsigned*);
 struct Way {
@@ -91,7 +114,8 @@ struct Way {
 };
 const Way kWays[] = {{"1 global atomics", histogram_global},
                      {"2 shared-memory privatization", histogram_shared},
-                     {"3 shared + warp aggregation", histogram_warp_aggregated}};
+                     {"3 shared + warp aggregation", histogram_warp_aggregated},
+                 {"4 shared, a copy per lane", histogram_per_lane}};
 
 // CUB's histogram, temporary storage allocated once (as a real program would).
 struct CubHistogram {
@@ -124,7 +148,7 @@ __global__ void make_input(uint8_t* data, size_t n, bool one_bin) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  tutorial::Cli cli("05_histogram", "A 256-bin histogram of bytes, three ways, raced against CUB.");
+  tutorial::Cli cli("05_histogram", "A 256-bin histogram of bytes, four ways, raced against CUB.");
   cli.add_int("n", "bytes to count", 1 << 28, 1, (1ll << 31) - 1);
   cli.add_int("runs", "timed rounds (median reported)", 20, 1, 1000);
   cli.add_flag("check-only", "verify, do not time");
@@ -135,31 +159,40 @@ int main(int argc, char** argv) {
   tutorial::require_device_memory(n, "the input");
   tutorial::Verifier verifier;
 
-  int blocks_per_sm = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, histogram_warp_aggregated, kThreads, 0));
-  const int grid = device.sm_count * blocks_per_sm;  // one full wave; the grid-stride loop does the rest
+  // Each kernel launches one full wave of blocks (its own occupancy); the grid-stride loop does the rest.
+  std::vector<int> grids;
+  std::printf("%zu bytes into %d bins; blocks of %d threads for kernels 1 to 4:", n, kBins, kThreads);
+  for (const Way& way : kWays) {
+    int blocks_per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, way.kernel, kThreads, 0));
+    grids.push_back(device.sm_count * blocks_per_sm);
+    std::printf(" %d", grids.back());
+  }
+  std::printf("\n");
   tutorial::DeviceBuffer<uint8_t> data(n);
   tutorial::DeviceBuffer<unsigned> bins(kBins);
   CubHistogram cub_histogram(data.data(), int(n), bins.data());
-  std::printf("%zu bytes into %d bins; %d blocks of %d threads\n", n, kBins, grid, kThreads);
 
   for (const bool one_bin : {false, true}) {
     const char* input = one_bin ? "all in one bin" : "uniform";
-    make_input<<<grid, 256>>>(data.data(), n, one_bin);
+    make_input<<<device.sm_count * 8, 256>>>(data.data(), n, one_bin);
     CUDA_CHECK_LAUNCH();
     const std::vector<uint8_t> host = data.download();
     std::vector<unsigned> want(kBins, 0);
     for (uint8_t v : host) ++want[v];
 
     std::vector<std::function<void()>> contenders;
-    for (const Way& way : kWays)
-      contenders.push_back([&, way] {
+    std::vector<const char*> names;
+    for (size_t w = 0; w < grids.size(); ++w) {
+      contenders.push_back([&, w] {
         CUDA_CHECK(cudaMemsetAsync(bins.data(), 0, bins.bytes()));  // part of the job: CUB clears too
-        way.kernel<<<grid, kThreads>>>(data.data(), n, bins.data());
+        kWays[w].kernel<<<grids[w], kThreads>>>(data.data(), n, bins.data());
         CUDA_CHECK_LAUNCH();
       });
+      names.push_back(kWays[w].name);
+    }
     contenders.push_back([&] { cub_histogram(); });
-    const char* names[] = {kWays[0].name, kWays[1].name, kWays[2].name, "CUB DeviceHistogram::HistogramEven"};
+    names.push_back("CUB DeviceHistogram::HistogramEven");
 
     std::printf("\n### Input: %s\n\n", input);
     for (size_t c = 0; c < contenders.size(); ++c) {
@@ -195,8 +228,10 @@ int main(int argc, char** argv) {
                      tutorial::format_time(t[c].min_ms) + " - " + tutorial::format_time(t[c].max_ms),
                      tutorial::format("%.0f", tutorial::gigabytes_per_second(double(n), t[c].median_ms)),
                      tutorial::format("%.1f%%", share)});
-      verifier.figure(tutorial::format("%s_way%zu_pct_of_cub", one_bin ? "one_bin" : "uniform", c + 1),
-                      std::round(share * 10) / 10);
+      const char* key = one_bin ? "one_bin" : "uniform";
+      verifier.figure(tutorial::format("%s_way%zu_pct_of_cub", key, c + 1), std::round(share * 10) / 10);
+      verifier.figure(tutorial::format("%s_way%zu_gbs", key, c + 1),
+                      std::round(tutorial::gigabytes_per_second(double(n), t[c].median_ms)));
     }
     table.print();
     std::printf("\nCUB's spread: %.1f%% of its median.\n\n", 100 * (cub.max_ms - cub.min_ms) / cub.median_ms);
