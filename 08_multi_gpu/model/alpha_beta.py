@@ -176,7 +176,8 @@ def main(argv=None):
                                                  "and predicts 4 and 8 GPUs and two hosts.")
     parser.add_argument("record", nargs="?", default=str(default), help="08_allreduce's record (default: %(default)s)")
     parser.add_argument("--two-gpus", help="08_allreduce_2gpus' record: the same program on two GPUs of the machine; "
-                                           "NCCL's fit and our kernels' predictions start from it")
+                                           "NCCL's fit and our kernels' predictions start from it (default: "
+                                           "08_allreduce_2gpus.json beside the record, where there is one)")
     parser.add_argument("--protocols", help="08_nccl_protocols' record: one fit per forced algorithm and protocol")
     parser.add_argument("--network", help="08_nccl_network's record: NCCL over sockets, the network's alpha and beta")
     parser.add_argument("--torch", help="08_torch_symm_mem's record: PyTorch's one-shot in CUDA graphs, against ours")
@@ -186,7 +187,9 @@ def main(argv=None):
               file=sys.stderr)
         return 77
     # NCCL's fit: to the two-GPU run where there is one, predicting the record's own GPU count beside it.
-    two = args.two_gpus if args.two_gpus and Path(args.two_gpus).exists() else None
+    two_path = args.two_gpus or str(Path(args.record).with_name("08_allreduce_2gpus.json"))
+    two = two_path if Path(two_path).exists() and sum(
+        k.startswith("nccl_us_") for k in record_figures(two_path)) >= 2 else None
     fit_record = two or args.record
     m, n = record_figures(fit_record).get("gpus", 2), record_figures(args.record).get("gpus", 2)
     points = measured_points(fit_record)
@@ -216,7 +219,7 @@ def main(argv=None):
     goals = protocols_section(args.protocols, figures)
     network_section(args.network, f, m, figures)
     goals += torch_section(args.torch, args.record, figures)
-    kernels_section(two, args.record, figures)
+    kernels_section(two_path, args.record, figures)
     print("\nSUMMARY " + json.dumps({"program": "08_model", "checks": 1, "failed": 0 if ok else 1, "exact": 0,
                                      "goals": goals, "figures": figures}, separators=(",", ":")))
     return 0 if ok else 1
@@ -443,9 +446,8 @@ def kernels_section(small_record, record, figures):
     if not big_fits:
         print("\n%s holds no fits of our kernels (fit_alpha_us_<kernel>): no model of ours to check." % record)
         return
-    if not small_record or not Path(small_record).exists():
-        print("\nNo record of 08_allreduce on two GPUs%s: no check of the model across GPU counts."
-              % (" at " + small_record if small_record else " (--two-gpus)"))
+    if not Path(small_record).exists():
+        print("\nNo record of 08_allreduce on two GPUs at %s: no check of the model across GPU counts." % small_record)
     else:
         small = record_figures(small_record)
         small_fits, m = kernel_fits(small), small.get("gpus", 2)
@@ -469,8 +471,8 @@ def prediction_section(small_fits, m, big_fits, n, measured, figures):
     if not rows:
         print("\nNo kernel measured on %d GPUs and fitted on both: nothing to compare." % n)
         return
-    print("\nbeta: bytes sent per GPU per second. Each kernel on %d GPUs, predicted from the %d-GPU fit, beside "
-          "the %d-GPU run; picked by: the %d-GPU run's own fit, the %d-GPU fit, or both.\n" % (n, m, n, n, m))
+    print("\nbeta: bytes sent per GPU per second. Picked by: the %d-GPU run's own fit, the %d-GPU fit, or both.\n"
+          % (n, m))
     print("| Size | Kernel | picked by | predicted | measured | predicted / measured | "
           "likely reason, if over 20% off |")
     print("|---|---|---|---|---|---|---|")
@@ -492,7 +494,7 @@ def prediction_section(small_fits, m, big_fits, n, measured, figures):
 # Public, not measured here (NVLink 4, 18 links per GPU, as on H200): NCCL's ring on 8 x H100,
 # NVLink SHARP unused, in NVIDIA's NCCL maintainer's words.
 PUBLIC_8GPU_RING_BUSBW = 370e9
-PUBLIC_8GPU_SOURCE = ("NVIDIA's NCCL maintainer, nccl-tests issue 212 (8 x H100, NCCL_ALGO=RING: no NVLink SHARP), "
+PUBLIC_8GPU_SOURCE = ("NVIDIA's NCCL maintainer on a node of 8 x H100, NCCL_ALGO=RING: no NVLink SHARP",
                       "https://github.com/NVIDIA/nccl-tests/issues/212")
 
 
@@ -514,10 +516,10 @@ def eight_section(fits, n, record, figures):
     k = pick(fits, 8, big)
     ours, theirs = kernel_time(k, fits[k], 8, big), one_host(8, big, nccl, True, n)
     public = 2 * 7 / 8 * big / PUBLIC_8GPU_RING_BUSBW
-    print("\nPublic, not measured here: %.0f GB/s bus bandwidth, %s. As a time for 1 GiB on 8 GPUs: %.2f ms; "
-          "the model: NCCL %.2f ms (bus %.0f GB/s), ours %.2f ms (%s)."
-          % (PUBLIC_8GPU_RING_BUSBW / 1e9, PUBLIC_8GPU_SOURCE, public * 1e3, theirs * 1e3,
-             2 * 7 / 8 * big / theirs / 1e9, ours * 1e3, KERNEL_NAMES[k]))
+    print("\nPublic, not measured here (%s): about %.0f GB/s of bus bandwidth,\n%s" % (
+        PUBLIC_8GPU_SOURCE[0], PUBLIC_8GPU_RING_BUSBW / 1e9, PUBLIC_8GPU_SOURCE[1]))
+    print("As a time for 1 GiB on 8 GPUs: %.2f ms. The model: NCCL %.2f ms (bus %.0f GB/s), ours %.2f ms (%s)."
+          % (public * 1e3, theirs * 1e3, 2 * 7 / 8 * big / theirs / 1e9, ours * 1e3, KERNEL_NAMES[k]))
     figures.update({"gpus8_ours_1GiB_ms": round(ours * 1e3, 2), "gpus8_nccl_1GiB_ms": round(theirs * 1e3, 2),
                     "gpus8_nccl_busbw_gbs": round(2 * 7 / 8 * big / theirs / 1e9),
                     "gpus8_public_1GiB_ms": round(public * 1e3, 2)})

@@ -304,6 +304,24 @@ class KernelSectionTest(unittest.TestCase):
         best = min(ab.kernel_time(k, f, 8, 1 << 30) for k, f in fits.items())
         self.assertAlmostEqual(figures["gpus8_ours_1GiB_ms"], round(best * 1e3, 2))
 
+    def test_the_two_gpu_record_beside_it_is_found(self):
+        with tempfile.TemporaryDirectory() as folder:
+            record = kernel_record(folder, "08_allreduce", 4, FOUR)
+            kernel_record(folder, "08_allreduce_2gpus", 2, TWO)
+            text, figures = self.run_main(record)
+        self.assertIn("### Our kernels: the fit on 2 GPUs, predicting 4", text)
+        self.assertIn("from2_worst_pct", figures)
+
+    def test_a_failed_two_gpu_run_is_left_out(self):
+        with tempfile.TemporaryDirectory() as folder:
+            record = kernel_record(folder, "08_allreduce", 4, FOUR)
+            failed = Path(folder) / "08_allreduce_2gpus.json"
+            failed.write_text(json.dumps({"summaries": []}))
+            text, figures = self.run_main(record)
+        self.assertIn("Fit to NCCL's all-reduce on 4 GPUs", text)
+        self.assertIn("holds no fits on fewer GPUs than 4", text)
+        self.assertNotIn("from2_worst_pct", figures)
+
     def test_without_the_two_gpu_record_it_says_so(self):
         with tempfile.TemporaryDirectory() as folder:
             text, figures = self.run_main(kernel_record(folder, "08_allreduce", 4, FOUR))
