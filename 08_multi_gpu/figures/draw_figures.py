@@ -213,7 +213,8 @@ def draw_timeline():
 
 
 def draw_model():
-    source = TWO_GPU_RECORD if TWO_GPU_RECORD.exists() else RECORD
+    source = TWO_GPU_RECORD if TWO_GPU_RECORD.exists() and any(
+        k.startswith("nccl_us_") for k in alpha_beta.record_figures(TWO_GPU_RECORD)) else RECORD
     fitted = alpha_beta.record_figures(source).get("gpus", 2)
     n = alpha_beta.record_figures(RECORD).get("gpus", 2)
     points = alpha_beta.measured_points(source)
