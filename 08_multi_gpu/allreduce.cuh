@@ -154,6 +154,7 @@ struct Candidate {
   Algorithm model;             // whose bytes_sent it follows (the copy-engine gather: two-stage's)
   size_t small_bytes, large_bytes;  // the two sizes it is timed at
   size_t max_bytes;                 // the largest message it takes
+  size_t min_bytes = 0;             // the smallest (the copy-engine gather is timed from 16 MiB up)
   double alpha_us = 0, beta_gbs = 0;
   double predict_us(int gpus, size_t bytes) const {
     return alpha_us + bytes_sent(model, gpus, double(bytes)) / (beta_gbs * 1e3);  // GB/s = 1e3 bytes/us
@@ -176,7 +177,7 @@ void calibrate(std::vector<Candidate>& candidates, int gpus, TimeUs&& time_us) {
 inline size_t pick(const std::vector<Candidate>& candidates, int gpus, size_t bytes) {
   size_t best = SIZE_MAX;
   for (size_t k = 0; k < candidates.size(); ++k)
-    if (bytes <= candidates[k].max_bytes &&
+    if (bytes <= candidates[k].max_bytes && bytes >= candidates[k].min_bytes &&
         (best == SIZE_MAX || candidates[k].predict_us(gpus, bytes) < candidates[best].predict_us(gpus, bytes)))
       best = k;
   return best;

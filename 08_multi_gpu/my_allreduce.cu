@@ -311,11 +311,6 @@ int main(int argc, char** argv) {
   const double bus_factor = 2.0 * (gpus - 1) / gpus;
   const long long runs = cli.get_int("runs"), rounds = cli.get_int("rounds");
   const int graph_calls = int(cli.get_int("graph-calls"));
-  std::printf("\n### All-reduce of fp32 on %d GPUs (median of %lld x %lld runs each, interleaved)\n\n"
-              "Bus bandwidth = size / time x 2(n-1)/n = %.2f: the bytes each GPU's links carry. Eager: calls "
-              "launched one by one; graph: %d calls per CUDA graph, time per call. Spread: half the "
-              "interquartile range, as a share of the median.\n\n",
-              gpus, rounds, runs, bus_factor, graph_calls);
   // samples[eager or graph][method]
   struct Samples {
     std::vector<double> eager, graph;
@@ -335,7 +330,7 @@ int main(int argc, char** argv) {
     candidates = allreduce::kernel_candidates(gpus, max_n * sizeof(float));
     if (max_n * sizeof(float) >= (32u << 20))  // the copy engines gather from 16 MiB up
       candidates.push_back({"two-stage, copy-engine gather", Algorithm::kTwoStage, 16u << 20,
-                            std::min<size_t>(max_n * sizeof(float), 256u << 20), SIZE_MAX});
+                            std::min<size_t>(max_n * sizeof(float), 256u << 20), SIZE_MAX, 16u << 20});
     allreduce::calibrate(candidates, gpus, [&](const allreduce::Candidate& c, size_t bytes) {
       const Method& m = methods[index_named(c.name)];
       return median(timer.time([&] { m.run(bytes / sizeof(float)); }, 10)) * 1e3;
@@ -350,10 +345,15 @@ int main(int argc, char** argv) {
       verifier.figure("fit_alpha_us_" + key, std::round(c.alpha_us * 100) / 100);
       verifier.figure("fit_beta_gbs_" + key, round1(c.beta_gbs));
     }
-    std::printf("### The model, fitted on this machine before the timed sizes: t = alpha + bytes sent per GPU / beta\n\n");
+    std::printf("\n### The model, fitted on this machine before the timed sizes: t = alpha + bytes sent per GPU / beta\n\n");
     fit.print();
     std::printf("\n");
   }
+  std::printf("\n### All-reduce of fp32 on %d GPUs (median of %lld x %lld runs each, interleaved)\n\n"
+              "Bus bandwidth = size / time x 2(n-1)/n = %.2f: the bytes each GPU's links carry. Eager: calls "
+              "launched one by one; graph: %d calls per CUDA graph, time per call. Spread: half the "
+              "interquartile range, as a share of the median.\n\n",
+              gpus, rounds, runs, bus_factor, graph_calls);
   std::vector<std::string> header = {"Size"};
   for (const Method& m : methods) header.push_back(m.name);
   header.insert(header.end(), {"picked", "vs NCCL", "spread", "picked bus GB/s", "NCCL bus GB/s", "model's time",
