@@ -64,7 +64,8 @@ __global__ void transpose_tiled(int rows, int cols, int pitch, const unsigned* _
   int c = blockIdx.x * kTile + threadIdx.x;
   // Every row into registers first, then into the tile: in one loop, nvcc (13.0, sm_90) let
   // the first row's store to shared memory wait for its load before the other rows' loads
-  // were issued; apart, all kRowsPerThread loads are in flight at once.
+  // were issued; apart, all kRowsPerThread loads are in flight at once (nvcc 11.8 and 13.0;
+  // ctest 03_launch_config.transpose_loads_first reads it from each build's sm_90 code).
   unsigned row[kRowsPerThread];
 #pragma unroll
   for (int k = 0; k < kRowsPerThread; ++k) {

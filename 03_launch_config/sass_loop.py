@@ -11,8 +11,12 @@ machine code with `cuobjdump -sass` and prints it; --check fails if the fact no 
     sass_loop.py BINARY [--cuobjdump PATH] [--check]   # CTest: 03_launch_config.sass_loop
     sass_loop.py BINARY --kernel MANGLED --check        # another kernel's loop: it can fail
                                                         # (CTest: 03_launch_config.sass_loop_can_fail)
+    sass_loop.py BINARY --loads-first --kernel MANGLED --check
+        # launch_params.cu's transpose_tiled<8> comment: every global load (LDG) is issued before the
+        # first store to shared memory (STS), so all rows are in flight at once
+        # (CTest: 03_launch_config.transpose_loads_first, and _can_fail on 07_sgemm's 1-D tiling)
 
-BINARY is the built 03_add_progression. Exit status: 0 the fact holds (or, without --check,
+BINARY is the built 03_add_progression (03_launch_params for --loads-first). Exit status: 0 the fact holds (or, without --check,
 the loop was printed); 1 it does not; 77 (skipped) the build cannot be read: no cuobjdump
 (CMake's X-NOTFOUND counts as none), or no sm_90 machine code in it.
 """
@@ -53,17 +57,34 @@ def main_loop(instructions):
     return []
 
 
+def loads_first(args, instructions):
+    """--loads-first: every LDG before the first STS, at least two LDG."""
+    opcodes = [opcode.split(".")[0] for _, opcode, _ in instructions]
+    first_store = opcodes.index("STS") if "STS" in opcodes else len(opcodes)
+    loads, before = opcodes.count("LDG"), opcodes[:first_store].count("LDG")
+    print(f"{args.kernel}, {ARCH}: {loads} LDG, {before} of them before the first STS; in order: "
+          + " ".join(op for op in opcodes if op in ("LDG", "STS", "BAR")))
+    holds = loads >= 2 and before == loads and first_store < len(opcodes)
+    print("sass_loop: the kernel's fact " + ("holds" if holds else "does NOT hold") +
+          ": every global load issued before the first store to shared memory")
+    return 1 if args.check and not holds else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("binary")
     parser.add_argument("--cuobjdump", default="")
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--kernel", default=KERNEL, help="mangled name (default: add_grid_stride's)")
+    parser.add_argument("--loads-first", action="store_true",
+                        help="check that every LDG comes before the first STS instead")
     args = parser.parse_args()
     cuobjdump = args.cuobjdump if args.cuobjdump and not args.cuobjdump.endswith("-NOTFOUND") \
         else shutil.which("cuobjdump")
     if not cuobjdump:
         skip("no cuobjdump (pip install nvidia-cuda-cuobjdump, or the CUDA toolkit's)")
+    if args.loads_first:
+        return loads_first(args, kernel_sass(args.binary, cuobjdump, args.kernel))
     loop = main_loop(kernel_sass(args.binary, cuobjdump, args.kernel))
     opcodes = [opcode.split(".")[0] for _, opcode, _ in loop]
     counts = {op: opcodes.count(op) for op in ("LDG", "FADD", "STG")}
