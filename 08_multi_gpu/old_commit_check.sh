@@ -66,11 +66,13 @@ text = text.replace("""  for (size_t n : counts) {
 main.write_text(text)
 EOF
 cp "$here/fault_test.cu" "$old/08_multi_gpu/"
-nvcc "${nvcc_flags[@]}" "$old/08_multi_gpu/fault_test.cu" -o "$work/faults_old" || exit 1
-nvcc "${nvcc_flags[@]}" "$old/08_multi_gpu/my_allreduce.cu" -lnccl -o "$work/allreduce_old" || exit 1
-mpicxx -O2 -c "$old/08_multi_gpu/mpi_job.cpp" -o "$work/mpi_job.o" || exit 1
-nvcc "${nvcc_flags[@]}" "$old/08_multi_gpu/mpi_allreduce.cu" "$work/mpi_job.o" -lnccl \
-  $(mpicxx --showme:link | sed 's/-Wl,[^ ]*//g; s/-pthread//g') -o "$work/mpi_old" || exit 1
+# The three old programs, compiled side by side.
+nvcc "${nvcc_flags[@]}" "$old/08_multi_gpu/fault_test.cu" -o "$work/faults_old" &
+nvcc "${nvcc_flags[@]}" "$old/08_multi_gpu/my_allreduce.cu" -lnccl -o "$work/allreduce_old" &
+(mpicxx -O2 -c "$old/08_multi_gpu/mpi_job.cpp" -o "$work/mpi_job.o" &&
+ nvcc "${nvcc_flags[@]}" "$old/08_multi_gpu/mpi_allreduce.cu" "$work/mpi_job.o" -lnccl \
+   $(mpicxx --showme:link | sed 's/-Wl,[^ ]*//g; s/-pthread//g') -o "$work/mpi_old") &
+for job in $(jobs -p); do wait "$job" || exit 1; done
 
 run() {  # <label> <seconds> <command...>: one test on the old code and its verdict
   local label=$1 limit=$2
@@ -87,13 +89,13 @@ run() {  # <label> <seconds> <command...>: one test on the old code and its verd
 for t in barrier-wrap ll-wrap replay grids graph-stress fault-stress; do
   run "08_allreduce_faults --test $t, built against the old kernels" 120 "$work/faults_old" --test "$t"
 done
-run "hang_nccl under osc/pt2pt, the absent rank stuck outside MPI" 60 \
+run "hang_nccl under osc/pt2pt, the absent rank stuck outside MPI" 35 \
   env OMPI_MCA_osc=pt2pt bash "$here/hang_test.sh" 30 "rank [0-9]+ never called it" \
   bash "$here/mpirun.sh" all "$work/mpi_old" --hang-nccl
-run "GPU 1's stream stalled in the middle of the timed run (one process)" 60 \
+run "GPU 1's stream stalled in the middle of the timed run (one process)" 40 \
   env STALL_GPU=1 "$work/allreduce_old" --max-bytes 4194304 --runs 5 --rounds 2
 for signal in STOP KILL; do
-  run "rank 1 sent SIG$signal in the middle of a timed run (mpirun)" 120 \
+  run "rank 1 sent SIG$signal in the middle of a timed run (mpirun)" 90 \
     bash "$here/fault_test.sh" "$signal" 5 "rank 1" "$here/mpirun.sh" all "$work/mpi_old" \
     --max-bytes 16777216 --runs 200 --rounds 50
 done
