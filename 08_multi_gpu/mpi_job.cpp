@@ -170,13 +170,13 @@ std::string Progress::who_is_missing(int me) const {
     if (r == me) continue;
     if (!read(r, &theirs, &silent)) elsewhere += (elsewhere.empty() ? "" : ", ") + std::to_string(r);
     else if (silent > 1.0)  // its watchdog posts ten times a deadline: a second of silence is a stopped process
-      stopped += (stopped.empty() ? "" : ", ") + std::to_string(r) + std::string(" (silent ") +
-                 std::to_string(int(silent)) + " s)";
+      stopped += (stopped.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) +
+                 " stopped answering (silent " + std::to_string(int(silent)) + " s)";
     else if (theirs < mine)
       behind += (behind.empty() ? "" : ", ") + std::to_string(r) + " (at call " + std::to_string(theirs) + ")";
   }
   std::string who;
-  if (!stopped.empty()) who += "rank " + stopped + " stopped answering";
+  if (!stopped.empty()) who += stopped;
   if (!behind.empty()) who += (who.empty() ? "" : "; ") + std::string("rank ") + behind + " never called it (this rank is at call " + std::to_string(mine) + ")";
   if (!elsewhere.empty()) who += (who.empty() ? "" : "; ") + std::string("ranks on other hosts (") + elsewhere + ") cannot be seen from here";
   return who.empty() ? "every rank on this host is alive and has reached this call" : who;
