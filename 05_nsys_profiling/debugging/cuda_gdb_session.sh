@@ -48,12 +48,17 @@ sed "s/^/  /" "$commands"
 echo "\$ cuda-gdb -batch -x commands.gdb --args $(basename "$program") --planted-bug"
 transcript=$(timeout 300 "$CUDA_GDB" -batch -x "$commands" --args "$program" --planted-bug 2>&1)
 status=$?
-printf '%s\n' "$transcript"
+# The debugged program's own SUMMARY line reports its planted bug as a failed check: indented, so
+# that the record counts this session's verdict (its SUMMARY line, last), not the planted bug.
+printf '%s\n' "$transcript" | sed 's/^SUMMARY /  SUMMARY /'
 echo
 printed() { printf '%s\n' "$transcript" | grep -qE "^\\\$[0-9]+ = $1\$"; }
+summary() { echo "SUMMARY {\"program\":\"05_debugging_cuda_gdb\",\"checks\":1,\"failed\":$1,\"exact\":0,\"goals\":[],\"figures\":{}}"; }
 if printed 69 && printed 1035 && printed 70 && printed 1050; then
   echo "cuda-gdb showed the bug: rows 69 and 70 summed 1035 and 1050, one column short of 1104 and 1120."
+  summary 0
   exit 0
 fi
 echo "FAILED: the transcript does not show rows 69 and 70 summing to 1035 and 1050 (cuda-gdb exit status $status)."
+summary 1
 exit 1
