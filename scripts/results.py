@@ -185,7 +185,7 @@ def number(cell):
 
 
 def fence_for(text):
-    """A code fence longer than any run of backticks that starts a line of \p text, so that an
+    """A code fence longer than any run of backticks that starts a line of \\p text, so that an
     output which prints Markdown fences itself (topology.sh's sections) stays one block."""
     runs = re.findall(r"^\s*(`{3,})", text, re.M)
     return "`" * max([3] + [len(run) + 1 for run in runs])
