@@ -22,9 +22,6 @@ namespace {
 
 using allreduce::Algorithm;
 
-/// Sleeps on the GPU for ns nanoseconds: a GPU that falls behind its peers.
-__global__ void sleep_kernel(unsigned long long ns) { allreduce::sleep_ns(ns); }
-
 struct Gpus {
   int count;
   std::vector<cudaStream_t> streams;
@@ -155,7 +152,7 @@ void test_stress(Gpus& g, long long calls, unsigned seed, tutorial::Verifier& ve
     const bool same = rng() % 5 == 0;
     if (rng() % 4 == 0) {  // GPU 1 falls behind by up to 20 us
       CUDA_CHECK(cudaSetDevice(1));
-      sleep_kernel<<<1, 1, 0, g.streams[1]>>>(rng() % 20'000);
+      multi_gpu::stall_kernel<<<1, 1, 0, g.streams[1]>>>(rng() % 20'000);
       CUDA_CHECK_LAUNCH();
       ++sleeps;
     }

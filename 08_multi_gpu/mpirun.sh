@@ -13,13 +13,8 @@ if [ $# -lt 2 ]; then
 fi
 np=$1
 shift
-if [ "$np" = all ]; then
-  # The GPUs this process may use (CUDA_VISIBLE_DEVICES narrows them), at least two: with fewer the
-  # ranks start, find too few GPUs and skip (77), which is the right answer there.
-  np=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
-  [ -n "${CUDA_VISIBLE_DEVICES:-}" ] && np=$(tr ',' '\n' <<<"$CUDA_VISIBLE_DEVICES" | grep -c .)
-  [ "$np" -lt 2 ] && np=2
-fi
+source "$(dirname "$0")/gpu_count.sh"
+[ "$np" = all ] && np=$(processes_for_all_gpus)
 if ! command -v mpirun >/dev/null; then
   echo "mpirun not found (Debian/Ubuntu: apt-get install openmpi-bin libopenmpi-dev). Skipping (exit code 77)."
   exit 77

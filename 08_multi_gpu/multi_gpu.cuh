@@ -218,11 +218,14 @@ __device__ inline unsigned long long globaltimer_ns() {
   return t;
 }
 
-/// Keeps a GPU busy for \p ns nanoseconds: a GPU that falls behind its peers (tests only).
-__global__ void stall_kernel(unsigned long long ns) {
+/// Waits \p ns nanoseconds on the GPU, asleep between looks at the clock.
+__device__ inline void sleep_ns(unsigned long long ns) {
   const unsigned long long begin = globaltimer_ns();
   while (globaltimer_ns() - begin < ns) __nanosleep(1000);
 }
+
+/// Keeps a GPU busy for \p ns nanoseconds: a GPU that falls behind its peers (tests only).
+__global__ void stall_kernel(unsigned long long ns) { sleep_ns(ns); }
 
 /// "4KiB", "1MiB", "1GiB": a message size as the tables and figure names write it.
 inline std::string size_label(size_t bytes) {

@@ -27,13 +27,6 @@ namespace {
 
 using allreduce::Algorithm;
 
-std::string size_label(size_t bytes) {
-  if (bytes >= (1u << 30) && bytes % (1u << 30) == 0) return tutorial::format("%zuGiB", bytes >> 30);
-  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return tutorial::format("%zuMiB", bytes >> 20);
-  if (bytes >= (1u << 10) && bytes % (1u << 10) == 0) return tutorial::format("%zuKiB", bytes >> 10);
-  return tutorial::format("%zuB", bytes);
-}
-
 double median(std::vector<double> v) { return tutorial::summarize(std::move(v)).median_ms; }
 /// Half the distance between the 25th and 75th percentiles, as a share of the median.
 double spread_pct(std::vector<double> v) {
@@ -275,7 +268,7 @@ int main(int argc, char** argv) {
         const double e = allreduce_check::worst_error(findings[d].download()[0]);
         worst = std::isnan(e) || std::isnan(worst) ? NAN : std::max(worst, e);
       }
-      verifier.exact(tutorial::format("%s, %s (n = %zu), all %d GPUs", m.name.c_str(), size_label(n * 4).c_str(), n, gpus),
+      verifier.exact(tutorial::format("%s, %s (n = %zu), all %d GPUs", m.name.c_str(), multi_gpu::size_label(n * 4).c_str(), n, gpus),
                      worst);
     }
   {  // Random inputs against a float64 sum, at an odd count.
@@ -338,7 +331,7 @@ int main(int argc, char** argv) {
     // [/excerpt:calibrate]
     tutorial::Table fit({"Candidate", "timed at", "alpha (us)", "beta (GB/s sent per GPU)"});
     for (const allreduce::Candidate& c : candidates) {
-      fit.add_row({c.name, size_label(c.small_bytes) + ", " + size_label(c.large_bytes),
+      fit.add_row({c.name, multi_gpu::size_label(c.small_bytes) + ", " + multi_gpu::size_label(c.large_bytes),
                    tutorial::format("%.2f", c.alpha_us), tutorial::format("%.1f", c.beta_gbs)});
       const std::string key = c.name == "one-shot LL" ? "ll" : c.name == "one-shot" ? "one_shot"
                               : c.name == "two-stage" ? "two_stage" : "ce_gather";
@@ -365,7 +358,7 @@ int main(int argc, char** argv) {
   double graph_256k = NAN, busbw_largest = NAN, ce_busbw_largest = NAN, kernel_busbw_largest = NAN;
   for (size_t n : counts) {
     const size_t bytes = n * sizeof(float);
-    const std::string label = size_label(bytes);
+    const std::string label = multi_gpu::size_label(bytes);
     const int stall = int(cli.get_int("test-stall-gpu"));
     if (stall >= 0 && n == counts[counts.size() / 2]) {  // in the middle of the run: a stream stuck for good
       std::printf("Test: GPU %d's stream stalls now, before the %s batches.\n", stall, label.c_str());
@@ -503,7 +496,7 @@ int main(int argc, char** argv) {
     copy_gbs = bytes / (t * 1e6);
     for (cudaEvent_t e : done) CUDA_CHECK(cudaEventDestroy(e));
     std::printf("Copy engine, every GPU sending %s to the next at once: %.1f GB/s per direction; our bus bandwidth "
-                "at %s: %.1f GB/s (%.1f%%)\n\n", size_label(bytes).c_str(), copy_gbs, size_label(bytes).c_str(),
+                "at %s: %.1f GB/s (%.1f%%)\n\n", multi_gpu::size_label(bytes).c_str(), copy_gbs, multi_gpu::size_label(bytes).c_str(),
                 busbw_largest, 100 * busbw_largest / copy_gbs);
     verifier.figure("copy_engine_both_ways_gbs", round1(copy_gbs));
     verifier.figure("mine_pct_of_copy_engine_largest", round1(100 * busbw_largest / copy_gbs));

@@ -15,11 +15,8 @@ python=$1
 np=$2
 script=$3
 shift 3
-if [ "$np" = all ]; then  # the GPUs this process may use, at least two (as mpirun.sh counts them)
-  np=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
-  [ -n "${CUDA_VISIBLE_DEVICES:-}" ] && np=$(tr ',' '\n' <<<"$CUDA_VISIBLE_DEVICES" | grep -c .)
-  [ "$np" -lt 2 ] && np=2
-fi
+source "$(dirname "$0")/gpu_count.sh"
+[ "$np" = all ] && np=$(processes_for_all_gpus)
 "$python" "$script" --require-gpus "$np" || exit $?
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 exec "$python" -m torch.distributed.run --standalone --nproc-per-node="$np" "$script" "$@"
