@@ -35,8 +35,6 @@ using allreduce::Algorithm;
 constexpr unsigned long long kTimeoutNs = 200'000'000ull;  // 0.2 s: the tests wait on purpose
 constexpr float kStale = 12345.0f;                         // what an output holds before the call
 
-__global__ void stall(unsigned long long ns) { allreduce::sleep_ns(ns); }
-
 /// An output element is exact, NaN (poisoned), or neither: stale or wrong. Counted on the GPU.
 struct Verdict {
   unsigned long long exact, poisoned, other;
@@ -223,7 +221,7 @@ void test_replay(int gpus, tutorial::Verifier& verifier) {
   for (int k = 0; k < calls; ++k) c.run(Algorithm::kOneShotLL, Buffers::pointers(b.in[k]), Buffers::pointers(b.out[k]), n);
   instantiate_captures(c, execs);
   CUDA_CHECK(cudaSetDevice(1));
-  stall<<<1, 1, 0, c.streams[1]>>>(3 * kTimeoutNs);  // GPU 1 falls behind by three timeouts
+  multi_gpu::stall_kernel<<<1, 1, 0, c.streams[1]>>>(3 * kTimeoutNs);  // GPU 1 falls behind by three timeouts
   CUDA_CHECK_LAUNCH();
   for (int d = 0; d < gpus; ++d) {
     CUDA_CHECK(cudaSetDevice(d));
@@ -354,7 +352,7 @@ void test_fault_stress(int gpus, int rounds, tutorial::Verifier& verifier) {
     for (int k = 0; k < calls && !c.failed(); ++k, ++launched) {
       if (k == stalled_call) {
         CUDA_CHECK(cudaSetDevice(stalled_gpu));
-        stall<<<1, 1, 0, c.streams[stalled_gpu]>>>(2 * kTimeoutNs);
+        multi_gpu::stall_kernel<<<1, 1, 0, c.streams[stalled_gpu]>>>(2 * kTimeoutNs);
         CUDA_CHECK_LAUNCH();
       }
       c.run(algorithms[k], Buffers::pointers(b.in[k]), Buffers::pointers(b.out[k]), sizes[k]);

@@ -11,7 +11,8 @@
 // Prediction: ~100% of cuBLAS BF16 (step 6 at ~97%): a third fewer bytes from L2 per stage,
 // which matters where L2 bandwidth, not the tensor pipe, sets the pace.
 //
-// Going deeper (--last-wave-split, launch_clusters_split): the last wave, stream-K. When the
+// Going deeper (--last-wave-split, launch_clusters_split): the last wave, stream-K, in a kernel of
+// its own (the same template with kSplit = true), so that step 7's kernel carries none of its code. When the
 // cluster tiles are not a whole number of waves, the last wave's tiles keep a few clusters busy while
 // the rest idle. Instead, the last wave's k-tiles (tile after tile) are cut into one equal share per
 // cluster, as CUTLASS's stream-K scheduler does; a tile cut between clusters is finished by the
@@ -51,10 +52,9 @@ constexpr size_t kSharedBytes = sizeof(SharedStorage) + 1024;
 /// Partial sums per cluster: one per (block of the cluster, consumer warpgroup).
 constexpr int kSlots = Tiles::kClusterSize * Tiles::kConsumers;
 
-/// The last wave's split (off: step 7 as it is): the workspace of partial sums, one per (cluster,
+/// The last wave's split (step 7 passes none): the workspace of partial sums, one per (cluster,
 /// slot), and one flag per (last-wave tile, slot) counting the partial sums written for it.
 struct LastWave {
-  bool split;
   float* partials;  // per (cluster, slot): 128 threads x 128 accumulators
   int* flags;       // back to 0 when the kernel ends (the owner resets it)
 };
@@ -65,14 +65,16 @@ struct Work {
 };
 
 // [excerpt:walk]
-/// A cluster's walk: the full waves' tiles, whole, then (split) its share of the last wave, stream-K:
+/// A cluster's walk: the full waves' tiles, whole, then (kSplit) its share of the last wave, stream-K:
 /// the last wave's k-tiles in a row (tile by tile), cut into one equal share per cluster; a share
-/// cut at tile boundaries is one or two pieces (a share is shorter than a tile).
+/// cut at tile boundaries is one or two pieces (a share is shorter than a tile). Without kSplit,
+/// every tile whole: tile cluster_id, then every clusters-th after it.
+template <bool kSplit>
 struct Walk {
   int clusters, cluster_id, cluster_tiles, k_tiles, full, work;
-  __device__ Walk(int c, int id, int tiles, int k, bool split)
+  __device__ Walk(int c, int id, int tiles, int k)
       : clusters(c), cluster_id(id), cluster_tiles(tiles), k_tiles(k),
-        full(split ? tiles / c * c : tiles), work((tiles - full) * k) {}
+        full(kSplit ? tiles / c * c : tiles), work((tiles - full) * k) {}
   /// First k-tile (in the last wave's row) of cluster c's share; begin(c + 1) ends it.
   __device__ int begin(int c) const { return c * work / clusters; }
   /// Piece j of this cluster's walk; false when there is none.
@@ -82,6 +84,7 @@ struct Walk {
       w = {tile, 0, k_tiles};
       return true;
     }
+    if (!kSplit) return false;
     const int end = begin(cluster_id + 1);
     int from = begin(cluster_id);
     for (int skip = j - full / clusters; skip > 0 && from < end; --skip) from = (from / k_tiles + 1) * k_tiles;
@@ -112,7 +115,7 @@ __device__ uint64_t global_ns() {
 /// does not start at k = 0 writes its partial sums and counts them on the tile's flag; the piece
 /// that does (the owner) waits for the others' (the clusters after it whose shares reach into its
 /// tile), adds them, and returns true: it stores the tile. \p slot: this (block, consumer).
-__device__ bool combine_partials(float (&d)[128], const LastWave& wave, const Walk& walk, const Work& w,
+__device__ bool combine_partials(float (&d)[128], const LastWave& wave, const Walk<true>& walk, const Work& w,
                                  int slot, int barrier_id) {
   const int thread = threadIdx.x % 128, t = w.tile - walk.full;
   const auto sync_warpgroup = [barrier_id] { asm volatile("bar.sync %0, 128;\n" ::"r"(barrier_id) : "memory"); };
@@ -159,6 +162,8 @@ __device__ void cluster_sync() {
   ptx::barrier_cluster_wait();
 }
 
+/// Step 7; with kSplit, its last wave split along K (launch_clusters_split).
+template <bool kSplit>
 __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Tiles::kThreads, 1)
     tc_clusters(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                 const __grid_constant__ CUtensorMap map_c, bool tma_store, int M, int N, int K, float* C,
@@ -173,7 +178,7 @@ __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Ti
   const int pairs_m = ceil_div(ceil_div(M, T::BM), T::kClusterSize), tiles_n = ceil_div(N, T::BN);
   const int cluster_tiles = pairs_m * tiles_n;
   const int k_tiles = ceil_div(K, kBK);
-  const Walk walk(clusters, cluster_id, cluster_tiles, k_tiles, wave.split);
+  const Walk<kSplit> walk(clusters, cluster_id, cluster_tiles, k_tiles);
   Work w;
   const int warpgroup = threadIdx.x / 128;
 
@@ -232,9 +237,10 @@ __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Ti
       wgmma_wait<0>();
       fence_accumulators(d);
       release(previous.stage);
-      // A split tile: its later pieces hand their sums to the owner, which adds them and stores it.
-      const int slot = rank * T::kConsumers + consumer;
-      if (w.tile >= walk.full && !combine_partials(d, wave, walk, w, slot, 3 + consumer)) continue;
+      if constexpr (kSplit) {  // a split tile: its later pieces hand their sums to the owner, which stores it
+        const int slot = rank * T::kConsumers + consumer;
+        if (w.tile >= walk.full && !combine_partials(d, wave, walk, w, slot, 3 + consumer)) continue;
+      }
       const int row0 = tile_m * T::BM + consumer * 64, col0 = tile_n * T::BN;
       if (tma_store)
         store_through_tma(&map_c, row0, col0, d, s.c[consumer], 1 + consumer);
@@ -246,10 +252,22 @@ __global__ void __cluster_dims__(Tiles::kClusterSize, 1, 1) __launch_bounds__(Ti
   cluster_sync();  // the other block may still arrive on our barriers until it gets here
 }
 
+/// As many clusters of \p kernel as fit on the GPU at once (pairs of multiprocessors of one GPC).
+int resident_clusters(const void* kernel) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(unsigned(multiprocessor_count()));
+  config.blockDim = dim3(Tiles::kThreads);
+  config.dynamicSmemBytes = kSharedBytes;
+  int count = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveClusters(&count, kernel, &config));
+  return count;
+}
+
 /// Step 7; with \p split_last_wave, its last wave split along K (the Going-deeper experiment).
 void launch(const Gemm& g, bool split_last_wave) {
   using T = Tiles;
-  allow_shared_bytes(tc_clusters, kSharedBytes);
+  allow_shared_bytes(tc_clusters<false>, kSharedBytes);
+  allow_shared_bytes(tc_clusters<true>, kSharedBytes);
   const CUtensorMap map_a = operand_map(g.A, g.M, g.K, g.ld, T::BM);
   const CUtensorMap map_b = operand_map(g.B, g.N, g.K, g.ld, T::BN / T::kClusterSize);  // half of B per block
   const bool tma_store = g.N % 4 == 0;
@@ -257,32 +275,26 @@ void launch(const Gemm& g, bool split_last_wave) {
   if (tma_store)
     map_c = tensor_map(CU_TENSOR_MAP_DATA_TYPE_FLOAT32, g.C, g.M, g.N, size_t(g.N) * sizeof(float),
                        kStoreCols, 64);
-  // As many clusters as fit on the GPU at once (pairs of multiprocessors of one GPC), at most
-  // one per cluster tile.
-  static const int resident = [] {
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(unsigned(multiprocessor_count()));
-    config.blockDim = dim3(T::kThreads);
-    config.dynamicSmemBytes = kSharedBytes;
-    int count = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&count, tc_clusters, &config));
-    return count;
-  }();
+  // As many clusters as fit at once, at most one per cluster tile. The split's wait needs every
+  // cluster resident: its own kernel's count.
+  static const int resident = resident_clusters(reinterpret_cast<const void*>(tc_clusters<false>));
+  static const int resident_split = resident_clusters(reinterpret_cast<const void*>(tc_clusters<true>));
   const int cluster_tiles = ceil_div(ceil_div(g.M, T::BM), T::kClusterSize) * ceil_div(g.N, T::BN);
-  const int clusters = std::max(1, std::min(cluster_tiles, resident));
-  LastWave wave{split_last_wave && cluster_tiles % clusters > 0, nullptr, nullptr};
-  if (wave.split) {  // the workspace: allocated once, for as many clusters as can run; flags start at 0
-    static tutorial::DeviceBuffer<float> partials(size_t(resident) * kSlots * 128 * 128);
+  const int clusters = std::max(1, std::min(cluster_tiles, split_last_wave ? resident_split : resident));
+  if (!split_last_wave || cluster_tiles % clusters == 0) {  // no partial last wave: nothing to split
+    tc_clusters<false><<<clusters * T::kClusterSize, T::kThreads, kSharedBytes>>>(
+        map_a, map_b, map_c, tma_store, g.M, g.N, g.K, g.C, LastWave{});
+  } else {
+    // The workspace: allocated once, for as many clusters as can run; flags start at 0.
+    static tutorial::DeviceBuffer<float> partials(size_t(resident_split) * kSlots * 128 * 128);
     static tutorial::DeviceBuffer<int> flags = [] {
-      tutorial::DeviceBuffer<int> zeros(size_t(resident) * kSlots);
+      tutorial::DeviceBuffer<int> zeros(size_t(resident_split) * kSlots);
       CUDA_CHECK(cudaMemset(zeros.data(), 0, zeros.bytes()));
       return zeros;
     }();
-    wave.partials = partials.data();
-    wave.flags = flags.data();
+    tc_clusters<true><<<clusters * T::kClusterSize, T::kThreads, kSharedBytes>>>(
+        map_a, map_b, map_c, tma_store, g.M, g.N, g.K, g.C, LastWave{partials.data(), flags.data()});
   }
-  tc_clusters<<<clusters * T::kClusterSize, T::kThreads, kSharedBytes>>>(map_a, map_b, map_c, tma_store, g.M, g.N,
-                                                                         g.K, g.C, wave);
   CUDA_CHECK_LAUNCH();
 }
 
