@@ -31,6 +31,8 @@ def figure(name, key):
 
 # The race's shapes, as its figure keys name them.
 SHAPES = ("4096", "6144", "8192", "8192x14336x8192")
+# The records of step 7 after its fix, one per shape (07_step7_kernel_<run>).
+FIX_RUNS = ("4096", "6144", "8192", "8192x14336")
 
 # (page and sentence, the figures it needs as name:key, the test on their values)
 CLAIMS = [
@@ -94,6 +96,17 @@ CLAIMS = [
     ("hopper part 3: the last-wave split (x7) is not faster than step 7 beyond step 7's own spread at any shape",
      [f"07_tensor_cores:step7{row}_{shape}" for shape in SHAPES for row in ("_split_pct", "_pct_high")],
      lambda *shares: all(split <= high for split, high in zip(shares[::2], shares[1::2]))),
+    # After the fix (commit edf6d44, one H200, 3 rounds): the split in a kernel of its own.
+    ("hopper part 2: with the split in its own kernel, step 7 is back within a point or two of cuBLAS (>= 98%) at every shape",
+     [f"07_step7_kernel_{run}:step7_pct_{shape}" for run, shape in zip(FIX_RUNS, SHAPES)],
+     lambda *shares: all(share >= 98 for share in shares)),
+    ("hopper part 2: after the fix step 7 is level with step 6 at 8192^3, within step 6's rounds",
+     ["07_step7_kernel_8192:step6_pct_low_8192", "07_step7_kernel_8192:step7_pct_8192",
+      "07_step7_kernel_8192:step6_pct_high_8192"], lambda low, s7, high: low <= s7 <= high),
+    ("hopper part 3: with a kernel of its own the split's best round is below step 7's median at every shape",
+     [f"07_step7_kernel_{run}:step7{row}_{shape}" for run, shape in zip(FIX_RUNS, SHAPES)
+      for row in ("_split_pct_high", "_pct")],
+     lambda *shares: all(high < s7 for high, s7 in zip(shares[::2], shares[1::2]))),
     ("sgemm: 8f (fragments prefetched in registers) is slower than 8d at 4096^3, 2048^3 and 8192^3",
      [f"{name}:step8{tile}_pct_of_cublas" for name in ("07_sgemm", "07_sgemm_2048", "07_sgemm_8192") for tile in "df"],
      lambda *shares: all(f < d for d, f in zip(shares[::2], shares[1::2]))),
