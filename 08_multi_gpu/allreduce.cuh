@@ -249,7 +249,7 @@ struct Call {
   unsigned long long pause_ns;  // test only: see barrier()
 };
 
-using multi_gpu::sleep_ns;  // barrier()'s test pause
+using multi_gpu::sleep_ns;  // barrier()'s test pause; fault_test.cu calls it as allreduce::sleep_ns
 
 __device__ inline size_t first_index() { return size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
 __device__ inline size_t grid_stride() { return size_t(gridDim.x) * blockDim.x; }

@@ -35,6 +35,13 @@ using allreduce::Algorithm;
 constexpr unsigned long long kTimeoutNs = 200'000'000ull;  // 0.2 s: the tests wait on purpose
 constexpr float kStale = 12345.0f;                         // what an output holds before the call
 
+// Its own stall kernel, not multi_gpu::stall_kernel: this file also compiles against the old
+// commit's headers (old_commit_check.sh), where allreduce::sleep_ns is all there is. The test of
+// ns: CUDA 11.8's ptxas crashes on sm_90 with -lineinfo when a kernel's whole body is that loop.
+__global__ void stall(unsigned long long ns) {
+  if (ns > 0) allreduce::sleep_ns(ns);
+}
+
 /// An output element is exact, NaN (poisoned), or neither: stale or wrong. Counted on the GPU.
 struct Verdict {
   unsigned long long exact, poisoned, other;
@@ -221,7 +228,7 @@ void test_replay(int gpus, tutorial::Verifier& verifier) {
   for (int k = 0; k < calls; ++k) c.run(Algorithm::kOneShotLL, Buffers::pointers(b.in[k]), Buffers::pointers(b.out[k]), n);
   instantiate_captures(c, execs);
   CUDA_CHECK(cudaSetDevice(1));
-  multi_gpu::stall_kernel<<<1, 1, 0, c.streams[1]>>>(3 * kTimeoutNs);  // GPU 1 falls behind by three timeouts
+  stall<<<1, 1, 0, c.streams[1]>>>(3 * kTimeoutNs);  // GPU 1 falls behind by three timeouts
   CUDA_CHECK_LAUNCH();
   for (int d = 0; d < gpus; ++d) {
     CUDA_CHECK(cudaSetDevice(d));
@@ -352,7 +359,7 @@ void test_fault_stress(int gpus, int rounds, tutorial::Verifier& verifier) {
     for (int k = 0; k < calls && !c.failed(); ++k, ++launched) {
       if (k == stalled_call) {
         CUDA_CHECK(cudaSetDevice(stalled_gpu));
-        multi_gpu::stall_kernel<<<1, 1, 0, c.streams[stalled_gpu]>>>(2 * kTimeoutNs);
+        stall<<<1, 1, 0, c.streams[stalled_gpu]>>>(2 * kTimeoutNs);
         CUDA_CHECK_LAUNCH();
       }
       c.run(algorithms[k], Buffers::pointers(b.in[k]), Buffers::pointers(b.out[k]), sizes[k]);
