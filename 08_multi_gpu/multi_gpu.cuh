@@ -224,9 +224,9 @@ __device__ inline void sleep_ns(unsigned long long ns) {
   while (globaltimer_ns() - begin < ns) __nanosleep(1000);
 }
 
-/// Keeps a GPU busy for \p ns nanoseconds: a GPU that falls behind its peers (tests only).
-/// (The test of ns is not only for ns = 0: CUDA 11.8's ptxas crashes on sm_90 with -lineinfo
-/// when a kernel's whole body is this inlined loop.)
+/// Keeps a GPU busy for \p ns nanoseconds: a GPU that falls behind its peers (tests only). It tests
+/// ns first because CUDA 11.8's ptxas crashes on sm_90 with -lineinfo when a kernel's whole body is
+/// the inlined loop of sleep_ns.
 __global__ void stall_kernel(unsigned long long ns) {
   if (ns > 0) sleep_ns(ns);
 }

@@ -14,9 +14,9 @@
 // Going deeper (--last-wave-split, launch_clusters_split): the last wave, stream-K, in a kernel of
 // its own (the same template with kSplit = true), so that step 7's kernel carries none of its code.
 // When the cluster tiles are not a whole number of waves, the last wave's tiles keep a few clusters
-// busy while the rest idle. Instead, the last wave's k-tiles (tile after tile) are cut into one equal share per
-// cluster, as CUTLASS's stream-K scheduler does; a tile cut between clusters is finished by the
-// cluster holding its k = 0 (its owner), which waits for the others' partial sums (fp32, through a
+// busy while the rest idle. Instead, the last wave's k-tiles (tile after tile) are cut into one equal
+// share per cluster, as CUTLASS's stream-K scheduler does; a tile cut between clusters is finished by
+// the cluster holding its k = 0 (its owner), which waits for the others' partial sums (fp32, through a
 // global workspace, counted on a flag), adds them and stores. Every cluster is resident at once (one
 // per cluster slot) and a cluster waits only after its own hand-overs, so the wait ends.
 // Prediction: at most the idle part of the last wave: ~1% at 8192 x 14336 x 8192 (27.15 waves) and

@@ -192,7 +192,7 @@ import ncu_csv
 
 stalls = sys.argv[3].split()
 rows, header, units_next = [], None, False
-library_seen = {}  # per shape: how many of the library's kernels so far (its best first, then the default)
+library = {}  # per shape: the library's labels in launch order (its best, then the default)
 for row in csv.reader(line for line in open(sys.argv[1]) if line.startswith('"')):
     if row[:2] == ["Shape", "ID"]:
         header, units_next = row, True
@@ -207,10 +207,8 @@ for row in rows:
     m, n, k = (int(x) for x in row["Shape"].split("x"))
     flops = 2.0 * m * n * k
     name = row["Kernel Name"]
-    label = "step 6" if "tc_persistent" in name else "step 7" if "tc_clusters" in name else None
-    if label is None:
-        seen = library_seen[row["Shape"]] = library_seen.get(row["Shape"], 0) + 1
-        label = {1: "cuBLAS BF16 best", 2: "cuBLAS BF16 default"}.get(seen, "cuBLAS BF16")
+    labels = library.setdefault(row["Shape"], iter(["cuBLAS BF16 best", "cuBLAS BF16 default"]))
+    label = "step 6" if "tc_persistent" in name else "step 7" if "tc_clusters" in name else next(labels, "cuBLAS BF16")
     v = lambda metric: ncu_csv.value(row, metric)
     ranked = sorted(((v(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio"), r.replace("_", " "))
                      for r in stalls), reverse=True)[:3]
